@@ -1,0 +1,1 @@
+"""What devlint knows about a file beyond its syntax: guards, idioms, device facts."""

@@ -1,0 +1,1 @@
+"""Device dataflow (issue 3) — placeholder."""

@@ -1,0 +1,186 @@
+"""Is this code only reached when an accelerator is present?
+
+`if torch.cuda.is_available(): model.cuda()` is correct on every machine, and
+so is code under a flag derived from it (`use_cuda = not args.no_cuda and
+torch.cuda.is_available()`), under `device.type == "cuda"`, after
+`if not torch.cuda.is_available(): sys.exit(...)`, or in a test skipped
+without CUDA. The tracker runs inside the engine's single walk, ahead of the
+rules, so `guarded` is current when a rule visits a node.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from devlint.analysis.torchnames import ACCELERATOR_TYPES, AVAILABILITY_CALLS, CPU_TYPES
+from devlint.names import dotted_name
+
+if TYPE_CHECKING:
+    from devlint.context import FileContext
+
+_FLAG_WORDS = ("cuda", "gpu", "mps", "accelerat", "xpu")
+_DEVICE_STRINGS = ACCELERATOR_TYPES | CPU_TYPES
+
+
+def string_value(node: cst.CSTNode) -> str | None:
+    """The value of a plain string literal (no f-strings, no concatenation)."""
+    if isinstance(node, cst.SimpleString):
+        try:
+            value = node.evaluated_value
+        except Exception:  # noqa: BLE001 - a malformed literal is not a device
+            return None
+        return value if isinstance(value, str) else None
+    return None
+
+
+def device_type_of_string(value: str) -> str | None:
+    """'cuda:1' -> 'cuda'; a string that names no device -> None."""
+    kind = value.split(":", 1)[0].strip().lower()
+    return kind if kind in _DEVICE_STRINGS and value.strip() == value else None
+
+
+class AcceleratorGuards:
+    def __init__(self, ctx: "FileContext") -> None:
+        self.ctx = ctx
+        self.flags: set[str] = set()
+        self._depth = 0
+        # One counter per open block: early exits (`if not cuda: sys.exit()`)
+        # guard the rest of their block.
+        self._block_guards: list[int] = [0]
+        self._if_stack: list[tuple[bool, bool]] = []  # (body guarded, orelse guarded)
+
+    @property
+    def guarded(self) -> bool:
+        return self._depth > 0 or sum(self._block_guards) > 0
+
+    # -- what counts as a guard --------------------------------------------
+    def mentions_accelerator_check(self, expr: cst.BaseExpression) -> bool:
+        for node in _walk(expr):
+            if isinstance(node, cst.Call) and self.ctx.qualify(node.func) in AVAILABILITY_CALLS:
+                return True
+            if isinstance(node, (cst.Name, cst.Attribute)):
+                dotted = dotted_name(node)
+                if dotted is not None:
+                    if dotted in self.flags:
+                        return True
+                    leaf = dotted.rsplit(".", 1)[-1].lower()
+                    if any(word in leaf for word in _FLAG_WORDS) or leaf in {"is_cuda", "type"} and "device" in dotted:
+                        return True
+            if isinstance(node, cst.Comparison):
+                operands = [node.left, *(target.comparator for target in node.comparisons)]
+                if any((value := string_value(op)) is not None and device_type_of_string(value) for op in operands):
+                    return True
+        return False
+
+    def _split(self, test: cst.BaseExpression) -> tuple[bool, bool]:
+        """Which branch of an `if test` is guarded: (body, orelse)."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            return False, self.mentions_accelerator_check(test.expression)
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            op = test.comparisons[0].operator
+            values = [string_value(test.left), string_value(test.comparisons[0].comparator)]
+            if any(v is not None and device_type_of_string(v) == "cpu" for v in values):
+                # `if device == "cpu": ... else: <accelerator path>`
+                if isinstance(op, cst.Equal):
+                    return False, True
+                if isinstance(op, cst.NotEqual):
+                    return True, False
+        return self.mentions_accelerator_check(test), False
+
+    # -- tracking during the walk ------------------------------------------
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if self.mentions_accelerator_check(node.value):
+            for target in node.targets:
+                dotted = dotted_name(target.target)
+                if dotted is not None:
+                    self.flags.add(dotted)
+
+    def visit_If(self, node: cst.If) -> None:
+        body, orelse = self._split(node.test)
+        self._if_stack.append((body, orelse))
+        if not body and orelse and _exits(node.body):
+            self._block_guards[-1] += 1
+
+    def leave_If(self, original_node: cst.If) -> None:
+        self._if_stack.pop()
+
+    def visit_If_body(self, node: cst.If) -> None:
+        if self._if_stack[-1][0]:
+            self._depth += 1
+
+    def leave_If_body(self, node: cst.If) -> None:
+        if self._if_stack[-1][0]:
+            self._depth -= 1
+
+    def visit_If_orelse(self, node: cst.If) -> None:
+        if self._if_stack[-1][1]:
+            self._depth += 1
+
+    def leave_If_orelse(self, node: cst.If) -> None:
+        if self._if_stack[-1][1]:
+            self._depth -= 1
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self._if_stack.append(self._split(node.test))
+
+    def leave_IfExp(self, original_node: cst.IfExp) -> None:
+        self._if_stack.pop()
+
+    def visit_IfExp_body(self, node: cst.IfExp) -> None:
+        self.visit_If_body(node)  # type: ignore[arg-type]
+
+    def leave_IfExp_body(self, node: cst.IfExp) -> None:
+        self.leave_If_body(node)  # type: ignore[arg-type]
+
+    def visit_IfExp_orelse(self, node: cst.IfExp) -> None:
+        self.visit_If_orelse(node)  # type: ignore[arg-type]
+
+    def leave_IfExp_orelse(self, node: cst.IfExp) -> None:
+        self.leave_If_orelse(node)  # type: ignore[arg-type]
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        if self.mentions_accelerator_check(node.test):
+            self._block_guards[-1] += 1
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._block_guards.append(0)
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
+        self._block_guards.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        # A test marked to skip without CUDA, or a function named for the GPU path.
+        guarded = any(self.mentions_accelerator_check(d.decorator) for d in node.decorators) or any(
+            word in node.name.value.lower() for word in _FLAG_WORDS
+        )
+        self._if_stack.append((guarded, False))
+        self.visit_If_body(node)  # type: ignore[arg-type]
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.leave_If_body(original_node)  # type: ignore[arg-type]
+        self._if_stack.pop()
+
+
+def _exits(block: cst.BaseSuite) -> bool:
+    """Does the block end by leaving (raise, return, sys.exit, continue)?"""
+    if not isinstance(block, cst.IndentedBlock) or not block.body:
+        return False
+    last = block.body[-1]
+    if isinstance(last, cst.SimpleStatementLine) and last.body:
+        small = last.body[-1]
+        if isinstance(small, (cst.Raise, cst.Return, cst.Continue, cst.Break)):
+            return True
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            name = dotted_name(small.value.func) or ""
+            return name in {"sys.exit", "exit", "quit", "os._exit", "pytest.skip", "unittest.SkipTest"}
+    return False
+
+
+def _walk(expr: cst.CSTNode):
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(node.children)

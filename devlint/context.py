@@ -1,0 +1,117 @@
+"""Everything a rule may ask about the file being checked."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+from devlint.config import Settings
+from devlint.finding import Finding, Fix, Position
+from devlint.names import ImportTable
+
+if TYPE_CHECKING:
+    from devlint.analysis.dataflow import DeviceAnalysis
+    from devlint.analysis.guards import AcceleratorGuards
+
+
+@dataclass
+class _Pending:
+    code: str
+    node: cst.CSTNode
+    message: str
+    fix: Fix | None
+
+
+class FileContext:
+    """One file's parsed module, its import table and the shared device analysis.
+
+    Positions are resolved only for files that have findings: libcst computes
+    them with a full code-generation pass, wasted on the clean majority.
+    """
+
+    def __init__(self, path: str, text: str, module: cst.Module, settings: Settings) -> None:
+        self.path = path
+        self.text = text
+        self.module = module
+        self.settings = settings
+        self.names = ImportTable.of(module)
+        self._scopes: list[frozenset[str]] = []
+        self._pending: list[_Pending] = []
+
+    # -- names -------------------------------------------------------------
+    def qualify(self, node: cst.BaseExpression) -> str | None:
+        """The imported name an expression refers to in the current scope (`torch.load`)."""
+        return self.names.qualify(node, self._scopes[-1] if self._scopes else ())
+
+    def enter_scope(self, bound: frozenset[str]) -> None:
+        self._scopes.append(bound)
+
+    def leave_scope(self) -> None:
+        self._scopes.pop()
+
+    # -- shared analyses ---------------------------------------------------
+    @cached_property
+    def devices(self) -> "DeviceAnalysis":
+        from devlint.analysis.dataflow import DeviceAnalysis
+
+        return DeviceAnalysis(self.module, self.names, self.settings)
+
+    @cached_property
+    def may_use_accelerator(self) -> bool:
+        from devlint.analysis.accelerator_use import may_use_accelerator
+
+        return may_use_accelerator(self.module, self.names)
+
+    @cached_property
+    def guards(self) -> "AcceleratorGuards":
+        from devlint.analysis.guards import AcceleratorGuards
+
+        return AcceleratorGuards(self)
+
+    # -- reporting ---------------------------------------------------------
+    def report(self, code: str, node: cst.CSTNode, message: str, fix: Fix | None = None) -> None:
+        self._pending.append(_Pending(code, node, message, fix))
+
+    def offsets(self, node: cst.CSTNode) -> tuple[int, int]:
+        """Character offsets of a node in the file's text (for fixes)."""
+        rng = self._positions[node]
+        return self._offset(rng.start.line, rng.start.column), self._offset(rng.end.line, rng.end.column)
+
+    def code_range(self, node: cst.CSTNode) -> CodeRange:
+        return self._positions[node]
+
+    @cached_property
+    def _positions(self) -> dict[cst.CSTNode, CodeRange]:
+        wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
+        return dict(wrapper.resolve(PositionProvider))
+
+    @cached_property
+    def _line_starts(self) -> list[int]:
+        starts = [0]
+        for index, char in enumerate(self.text):
+            if char == "\n":
+                starts.append(index + 1)
+        return starts
+
+    def _offset(self, line: int, column: int) -> int:
+        return self._line_starts[line - 1] + column
+
+    def findings(self) -> list[Finding]:
+        out = []
+        for pending in self._pending:
+            rng = self._positions[pending.node]
+            out.append(
+                Finding(
+                    code=pending.code,
+                    message=pending.message,
+                    path=self.path,
+                    start=Position(rng.start.line, rng.start.column + 1),
+                    end=Position(rng.end.line, rng.end.column + 1),
+                    fix=pending.fix,
+                )
+            )
+        return out

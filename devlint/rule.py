@@ -1,0 +1,48 @@
+"""The unit of checking: a rule declares its metadata and visits libcst nodes.
+
+A rule subclass sets `code`, `name`, `summary` and overrides `visit_<Node>` /
+`leave_<Node>` methods as a libcst visitor would. The engine batches every
+selected rule into one walk of the tree and knows no rule by name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+import libcst as cst
+
+from devlint.finding import Fix
+
+if TYPE_CHECKING:
+    from devlint.context import FileContext
+
+
+@dataclass(frozen=True)
+class RuleInfo:
+    code: str
+    name: str
+    summary: str
+    default_enabled: bool
+    fix: str  # "safe", "unsafe" or "" (no fix)
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    default_enabled: ClassVar[bool] = True
+    fix: ClassVar[str] = ""
+    # The rule cannot fire on a file that contains none of these strings:
+    # such files are not even parsed.
+    needles: ClassVar[tuple[str, ...]] = ("torch",)
+
+    def __init__(self, ctx: "FileContext") -> None:
+        self.ctx = ctx
+
+    @classmethod
+    def info(cls) -> RuleInfo:
+        return RuleInfo(cls.code, cls.name, cls.summary, cls.default_enabled, cls.fix)
+
+    def report(self, node: cst.CSTNode, message: str, fix: Fix | None = None) -> None:
+        self.ctx.report(self.code, node, message, fix)

@@ -1,0 +1,61 @@
+"""DL101: `.cuda()` hardcodes an NVIDIA GPU."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from devlint.rule import Rule
+
+
+class CudaCall(Rule):
+    """`x.cuda()` / `model.cuda()` crash on any machine without CUDA (a laptop, a Mac, CI).
+
+    Calls guarded by `torch.cuda.is_available()` (or a flag derived from it)
+    are correct and only reported with `strict = true`. Several `.cuda()` in
+    one statement are one finding: they are one mistake, fixed together.
+    """
+
+    code = "DL101"
+    name = "cuda-call"
+    summary = "`.cuda()` on a tensor or module hardcodes a CUDA GPU"
+    needles = ("cuda",)
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._statement: list[cst.Call] | None = None
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._statement = []
+
+    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine) -> None:
+        self._flush()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "cuda"):
+            return
+        if self.ctx.qualify(func.value) is not None and self.ctx.qualify(func.value).split(".")[0] == "torch":
+            return  # torch.cuda is the module, not a .cuda() call
+        if self.ctx.guards.guarded and not self.ctx.settings.strict:
+            return
+        if self._statement is None:
+            self._emit([node])
+        else:
+            self._statement.append(node)
+
+    def _flush(self) -> None:
+        calls, self._statement = self._statement, None
+        if calls:
+            self._emit(calls)
+
+    def _emit(self, calls: list[cst.Call]) -> None:
+        first = calls[0]
+        target = self.ctx.module.code_for_node(first.func.value)  # type: ignore[attr-defined]
+        if len(calls) == 1:
+            message = f"`{target}.cuda()` hardcodes a CUDA GPU and fails on machines without one; use `.to(device)` with a selected device"
+        else:
+            message = (
+                f"{len(calls)} `.cuda()` calls (`{target}.cuda()`, ...) hardcode a CUDA GPU and fail on machines "
+                "without one; use `.to(device)` with a selected device"
+            )
+        self.report(first, message)

@@ -1,0 +1,173 @@
+"""DL102: an accelerator named literally where a device is chosen."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from devlint.analysis.guards import device_type_of_string, string_value
+from devlint.analysis.torchnames import ACCELERATOR_TYPES, CUDA_TENSOR_TYPES
+from devlint.names import dotted_name
+from devlint.rule import Rule
+
+_SET_DEFAULT_TYPE = frozenset({"torch.set_default_tensor_type"})
+
+
+def _is_device_name(name: str) -> bool:
+    lowered = name.lower()
+    return "device" in lowered or lowered in {"dev", "gpu", "map_location"}
+
+
+class AcceleratorLiteral(Rule):
+    """`"cuda"`, `"cuda:1"`, `torch.device("cuda")`, `device="mps"` placed where a
+    device is chosen pin the code to one kind of machine.
+
+    The device-selection idiom is never reported: a ternary between an
+    accelerator and the CPU (`"cuda" if torch.cuda.is_available() else "cpu"`,
+    cuda/mps/cpu chains, `"cuda" if use_cuda else "cpu"`), literals under an
+    availability check, comparisons (`device.type == "cuda"`), and
+    `torch.device("cuda", local_rank)` in multi-GPU code, which is GPU-only by
+    construction. `torch.set_default_tensor_type(torch.cuda.FloatTensor)` is
+    reported even under a guard: it also moves the CPU generators that
+    DataLoader's shuffling uses, which fails on GPU machines.
+    """
+
+    code = "DL102"
+    name = "accelerator-literal"
+    summary = "an accelerator device literal (`\"cuda\"`, `torch.device(\"cuda\")`, `device=\"cuda\"`) outside the device-selection idiom"
+    needles = ("cuda", "mps", "xpu")
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._idiom: set[int] = set()
+        self._reported: set[int] = set()
+
+    # A branch of a device-choosing ternary is the idiom, never a finding.
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        branches = (node.body, node.orelse)
+        if any(self._names_device(branch) for branch in branches):
+            for branch in branches:
+                for inner in _literal_parts(branch):
+                    self._idiom.add(id(inner))
+
+    def _names_device(self, expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.IfExp):
+            return True
+        value = string_value(expr)
+        if value is not None:
+            return device_type_of_string(value) is not None
+        return self.ctx.qualify(expr) in CUDA_TENSOR_TYPES or (
+            isinstance(expr, cst.Call) and self.ctx.qualify(expr.func) == "torch.device"
+        )
+
+    def _accelerator_literal(self, expr: cst.BaseExpression) -> cst.CSTNode | None:
+        """The literal node if expr names an accelerator outright."""
+        if id(expr) in self._idiom:
+            return None
+        value = string_value(expr)
+        if value is not None:
+            kind = device_type_of_string(value)
+            return expr if kind in ACCELERATOR_TYPES else None
+        if isinstance(expr, cst.Call) and self.ctx.qualify(expr.func) == "torch.device":
+            positional = [arg for arg in expr.args if arg.keyword is None]
+            if len(expr.args) >= 2 or not positional:
+                return None  # torch.device("cuda", local_rank): multi-GPU code
+            return self._accelerator_literal(positional[0].value)
+        return None
+
+    def _flag(self, node: cst.CSTNode, where: str) -> None:
+        if self.ctx.guards.guarded or id(node) in self._reported:
+            return
+        self._reported.add(id(node))
+        text = self.ctx.module.code_for_node(node)
+        self.report(
+            node,
+            f"`{text}` {where} hardcodes an accelerator and fails on machines without one; "
+            "select the device at run time (`\"cuda\" if torch.cuda.is_available() else \"cpu\"`) and pass it in",
+        )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qualified = self.ctx.qualify(node.func)
+        if qualified in _SET_DEFAULT_TYPE and node.args:
+            arg = node.args[0].value
+            value = string_value(arg)
+            if self.ctx.qualify(arg) in CUDA_TENSOR_TYPES or (value is not None and value.startswith("torch.cuda.")):
+                self.report(
+                    node,
+                    "`torch.set_default_tensor_type` with a CUDA type also makes CUDA the default for samplers and "
+                    "generators (DataLoader shuffling then fails with \"Expected a 'cuda' device type for generator\"); "
+                    "create tensors with `device=` instead",
+                )
+            return
+        if qualified in CUDA_TENSOR_TYPES:
+            self._flag(node.func, "(a legacy CUDA tensor type)")
+            return
+        if qualified == "torch.device":
+            literal = self._accelerator_literal(node)
+            if literal is not None:
+                self._flag(literal, "in `torch.device()`")
+            return
+        if qualified in {"torch.set_default_device"} and node.args:
+            literal = self._accelerator_literal(node.args[0].value)
+            if literal is not None:
+                self._flag(literal, "as the default device")
+            return
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "to" and node.args and node.args[0].keyword is None:
+            literal = self._accelerator_literal(node.args[0].value)
+            if literal is not None:
+                self._flag(literal, "in `.to()`")
+        if isinstance(func, cst.Attribute) and func.attr.value == "to" and node.args:
+            if self._get_device_call(node.args[0].value):
+                self.report(
+                    node.args[0].value,
+                    f"`.to({self.ctx.module.code_for_node(node.args[0].value)})` assumes a GPU: `get_device()` is a CUDA "
+                    "ordinal and -1 for CPU tensors; use `.to(t.device)`",
+                )
+        for arg in node.args:
+            if arg.keyword is not None and _is_device_name(arg.keyword.value):
+                literal = self._accelerator_literal(arg.value)
+                if literal is not None:
+                    self._flag(literal, f"as `{arg.keyword.value}=`")
+        if isinstance(func, cst.Attribute) and func.attr.value == "add_argument":
+            self._argparse_default(node)
+
+    def _get_device_call(self, expr: cst.BaseExpression) -> bool:
+        return (
+            isinstance(expr, cst.Call)
+            and isinstance(expr.func, cst.Attribute)
+            and expr.func.attr.value == "get_device"
+            and not expr.args
+        )
+
+    def _argparse_default(self, node: cst.Call) -> None:
+        flags = [string_value(arg.value) or "" for arg in node.args if arg.keyword is None]
+        if not any(_is_device_name(flag.lstrip("-")) for flag in flags):
+            return
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value == "default":
+                literal = self._accelerator_literal(arg.value)
+                if literal is not None:
+                    self._flag(literal, "as the command-line default")
+
+    def visit_Param(self, node: cst.Param) -> None:
+        if node.default is not None and _is_device_name(node.name.value):
+            literal = self._accelerator_literal(node.default)
+            if literal is not None:
+                self._flag(literal, f"as the default of `{node.name.value}`")
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        names = [dotted_name(target.target) or "" for target in node.targets]
+        if any(_is_device_name(name.rsplit(".", 1)[-1]) for name in names):
+            literal = self._accelerator_literal(node.value)
+            if literal is not None:
+                self._flag(literal, "assigned as the device")
+
+
+def _literal_parts(expr: cst.BaseExpression) -> list[cst.CSTNode]:
+    """The string literals (and torch.device calls) a branch chooses among."""
+    if isinstance(expr, cst.IfExp):
+        return [*_literal_parts(expr.body), *_literal_parts(expr.orelse)]
+    parts: list[cst.CSTNode] = [expr]
+    if isinstance(expr, cst.Call) and expr.args:
+        parts.append(expr.args[0].value)
+    return parts
