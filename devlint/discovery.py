@@ -94,7 +94,10 @@ def _gitignore(folder: Path) -> tuple[_Pattern, ...]:
         directory_only = line.endswith("/")
         regex, _ = _translate(line.rstrip("/"))
         try:
-            compiled = re.compile(f"^{regex}(?:/.*)?$")
+            # Exact match only: the walk prunes an ignored folder, so its contents never
+            # come up, while a folder the user names inside an ignored one (a venv's
+            # site-packages) is still walked, as they asked.
+            compiled = re.compile(f"^{regex}$")
         except re.error:
             continue
         patterns.append(_Pattern(compiled, negated, directory_only, folder))

@@ -1,0 +1,32 @@
+"""Words for device facts, shared by the rules' messages."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from devlint.analysis.events import Operand
+from devlint.analysis.facts import Place, PlaceKind
+
+
+def code(module: cst.Module, node: cst.CSTNode, limit: int = 40) -> str:
+    text = " ".join(module.code_for_node(node).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def where(operand: Operand) -> str:
+    """`on the CPU (created by torch.zeros without device=, line 9)`."""
+    value = operand.value
+    text = f"on {value.place.describe()}"
+    origin = value.origin
+    if origin is not None and origin.line:
+        text += f" ({origin.what}, line {origin.line})"
+    return text
+
+
+def device_expression(place: Place) -> str:
+    """The expression to move a value to, for the suggested fix."""
+    if place.kind is PlaceKind.DEVICE and place.name and not place.name.startswith("<"):
+        return place.name
+    if place.kind is PlaceKind.ACCEL and place.name:
+        return f'"{place.name}"'
+    return "device"

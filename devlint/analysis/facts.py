@@ -1,0 +1,138 @@
+"""Device facts: where a value lives, what kind of value it is, and why we think so."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from enum import Enum
+
+import libcst as cst
+
+
+class PlaceKind(Enum):
+    CPU = "cpu"
+    ACCEL = "accel"  # a named accelerator: .cuda(), "cuda:0", "mps"
+    DEVICE = "device"  # "the device": chosen at run time, may be an accelerator
+    FOLLOWS = "follows"  # wherever a function parameter lives (resolved at call sites)
+    UNKNOWN = "unknown"
+    NOWHERE = "nowhere"  # an empty list: joins as the identity
+
+
+@dataclass(frozen=True)
+class Place:
+    kind: PlaceKind
+    name: str = ""  # accel: "cuda"; device: the variable ("device", "self.device"); follows: the parameter
+
+    @property
+    def known(self) -> bool:
+        return self.kind in (PlaceKind.CPU, PlaceKind.ACCEL, PlaceKind.DEVICE)
+
+    @property
+    def on_accelerator(self) -> bool:
+        """May hold an accelerator tensor (a named accelerator or the run-time device)."""
+        return self.kind in (PlaceKind.ACCEL, PlaceKind.DEVICE)
+
+    def describe(self) -> str:
+        if self.kind is PlaceKind.CPU:
+            return "the CPU"
+        if self.kind is PlaceKind.ACCEL:
+            return f"`{self.name}`" if self.name else "an accelerator"
+        if self.kind is PlaceKind.DEVICE:
+            return f"`{self.name}`" if self.name and not self.name.startswith("<") else (self.name.strip("<>") or "the device")
+        return "an unknown device"
+
+
+CPU = Place(PlaceKind.CPU)
+UNKNOWN_PLACE = Place(PlaceKind.UNKNOWN)
+NOWHERE = Place(PlaceKind.NOWHERE)
+MODULE_DEVICE = Place(PlaceKind.DEVICE, "<the module's device>")
+INPUT_DEVICE = Place(PlaceKind.DEVICE, "<the device of the module's inputs>")
+
+
+def conflicting(a: Place, b: Place) -> bool:
+    """CPU against an accelerator or the run-time device: fails on a GPU machine."""
+    return (a.kind is PlaceKind.CPU and b.on_accelerator) or (b.kind is PlaceKind.CPU and a.on_accelerator)
+
+
+def join_places(a: Place, b: Place) -> Place:
+    """Where a value lives after two paths meet: only what both paths agree on."""
+    if a.kind is PlaceKind.NOWHERE:
+        return b
+    if b.kind is PlaceKind.NOWHERE:
+        return a
+    if a == b:
+        return a
+    if a.kind is PlaceKind.DEVICE and b.kind is PlaceKind.DEVICE:
+        return a if a.name == b.name else Place(PlaceKind.DEVICE)
+    return UNKNOWN_PLACE
+
+
+class Kind(Enum):
+    TENSOR = "tensor"
+    MODULE = "module"
+    LOADER = "loader"  # iterating it yields CPU batches
+    DEVICE = "device"  # a torch.device or a device string
+    SEQ = "seq"  # a list/tuple/dict/iterator whose elements are `elem`
+    INSTANCE = "instance"  # an object of a class defined in this file
+    SCALAR = "scalar"  # Python numbers, numpy values, .item(): mix with anything
+    NONE = "none"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Why a value lives where it does: shown to the user."""
+
+    node: cst.CSTNode
+    line: int
+    what: str  # "comes from `train_loader`", "created by `torch.zeros` without `device=`"
+    factory: bool = False  # a torch factory that put the tensor on the default (CPU) device
+
+
+@dataclass(frozen=True)
+class Value:
+    kind: Kind = Kind.UNKNOWN
+    place: Place = UNKNOWN_PLACE
+    origin: Origin | None = None
+    batch: Origin | None = None  # set while the value is an unmoved batch from a CPU loader
+    weak: bool = False  # place inferred through an opaque callable: good for "may", not "must"
+    elem: "Value | None" = None  # SEQ: the elements; LOADER: what it yields
+    cls: str = ""  # INSTANCE / MODULE: the local class name, if known
+    scalar: bool = False  # a 0-dim tensor or Python number: PyTorch lets it mix
+    in_module: str = ""  # the Module class whose method created it (for DL303)
+
+    def at(self, place: Place, origin: Origin | None = None, **changes: object) -> "Value":
+        return replace(self, place=place, origin=origin or self.origin, **changes)  # type: ignore[arg-type]
+
+    @property
+    def tensorish(self) -> bool:
+        return self.kind in (Kind.TENSOR, Kind.UNKNOWN) and self.place.kind is not PlaceKind.UNKNOWN or self.kind is Kind.TENSOR
+
+
+UNKNOWN = Value()
+SCALAR = Value(Kind.SCALAR, scalar=True)
+NONE = Value(Kind.NONE)
+
+
+def join(a: Value, b: Value) -> Value:
+    if a is b or a == b:
+        return a
+    if a.kind is Kind.NONE and b.kind is not Kind.NONE:
+        return replace(b, origin=b.origin)
+    if b.kind is Kind.NONE and a.kind is not Kind.NONE:
+        return a
+    kind = a.kind if a.kind is b.kind else Kind.UNKNOWN
+    place = join_places(a.place, b.place)
+    elem = None
+    if a.elem is not None and b.elem is not None:
+        elem = join(a.elem, b.elem)
+    return Value(
+        kind=kind,
+        place=place,
+        origin=a.origin if a.origin == b.origin or place == a.place else (b.origin if place == b.place else None),
+        batch=a.batch if a.batch is not None and a.batch == b.batch else None,
+        weak=a.weak or b.weak,
+        elem=elem,
+        cls=a.cls if a.cls == b.cls else "",
+        scalar=a.scalar and b.scalar,
+        in_module=a.in_module if a.in_module == b.in_module else "",
+    )

@@ -1,0 +1,140 @@
+"""The shape of a file: its classes and functions, found once, for the device analysis."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from devlint.names import ImportTable, LocalBindings, dotted_name
+
+_MODULE_BASES = frozenset(
+    {
+        "torch.nn.Module",
+        "torch.nn.modules.module.Module",
+        "pytorch_lightning.LightningModule",
+        "lightning.LightningModule",
+        "lightning.pytorch.LightningModule",
+        "pytorch_lightning.core.LightningModule",
+    }
+)
+_DATASET_BASES = frozenset({"torch.utils.data.Dataset", "torch.utils.data.dataset.Dataset", "torch.utils.data.IterableDataset"})
+
+
+@dataclass
+class ClassInfo:
+    name: str
+    node: cst.ClassDef
+    bases: list[str]
+    methods: dict[str, "FunctionInfo"] = field(default_factory=dict)
+    is_module: bool = False
+    is_dataset: bool = False
+    is_lightning: bool = False
+
+
+@dataclass
+class FunctionInfo:
+    key: str  # "train", "Net.forward", "match.<locals>.inner"
+    node: cst.FunctionDef
+    cls: ClassInfo | None
+    parent: "FunctionInfo | None"
+    params: list[cst.Param]
+    shadowed: frozenset[str]
+    is_static: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.node.name.value
+
+    @property
+    def self_param(self) -> str | None:
+        if self.cls is None or self.is_static or not self.params:
+            return None
+        return self.params[0].name.value
+
+
+@dataclass
+class Program:
+    classes: dict[str, ClassInfo]
+    functions: list[FunctionInfo]  # definition order, parents before children
+    top_level: dict[str, FunctionInfo]  # module-level functions by name
+
+    @classmethod
+    def of(cls, module: cst.Module, names: ImportTable) -> "Program":
+        program = cls({}, [], {})
+        program._collect(module.body, None, None, names)
+        program._resolve_module_classes(names)
+        return program
+
+    def _collect(
+        self,
+        body: "list[cst.CSTNode] | tuple[cst.CSTNode, ...]",
+        cls_info: ClassInfo | None,
+        parent: FunctionInfo | None,
+        names: ImportTable,
+    ) -> None:
+        for stmt in body:
+            if isinstance(stmt, cst.ClassDef):
+                info = ClassInfo(stmt.name.value, stmt, [dotted_name(arg.value) or "" for arg in stmt.bases])
+                info.bases = [names.qualify(arg.value) or (dotted_name(arg.value) or "") for arg in stmt.bases]
+                self.classes.setdefault(info.name, info)
+                self._collect(_block(stmt.body), info, parent, names)
+            elif isinstance(stmt, cst.FunctionDef):
+                params = [*stmt.params.posonly_params, *stmt.params.params, *stmt.params.kwonly_params]
+                key_parts = [cls_info.name] if cls_info is not None and parent is None else []
+                prefix = f"{parent.key}.<locals>." if parent is not None else ""
+                key = prefix + ".".join([*key_parts, stmt.name.value])
+                is_static = any(dotted_name(d.decorator) == "staticmethod" for d in stmt.decorators)
+                info = FunctionInfo(key, stmt, cls_info if parent is None else None, parent, params, LocalBindings.of(stmt), is_static)
+                self.functions.append(info)
+                if cls_info is not None and parent is None:
+                    cls_info.methods.setdefault(stmt.name.value, info)
+                elif parent is None:
+                    self.top_level.setdefault(stmt.name.value, info)
+                self._collect(_block(stmt.body), None, info, names)
+            elif isinstance(stmt, (cst.If, cst.Try, cst.With, cst.For, cst.While)) and parent is None:
+                # Definitions under `if TYPE_CHECKING:` or `try:` at module or class level.
+                for inner in _compound_children(stmt):
+                    self._collect(inner, cls_info, parent, names)
+
+    def _resolve_module_classes(self, names: ImportTable) -> None:
+        changed = True
+        while changed:
+            changed = False
+            for info in self.classes.values():
+                module = any(base in _MODULE_BASES or base.startswith("torch.nn.") for base in info.bases) or any(
+                    base in self.classes and self.classes[base].is_module for base in info.bases
+                )
+                lightning = any("LightningModule" in base for base in info.bases) or any(
+                    base in self.classes and self.classes[base].is_lightning for base in info.bases
+                )
+                dataset = (
+                    any(base in _DATASET_BASES for base in info.bases)
+                    or info.name.endswith("Dataset")
+                    or any(base in self.classes and self.classes[base].is_dataset for base in info.bases)
+                )
+                if (module, lightning, dataset) != (info.is_module, info.is_lightning, info.is_dataset):
+                    info.is_module, info.is_lightning, info.is_dataset = module, lightning, dataset
+                    changed = True
+
+
+def _block(suite: cst.BaseSuite) -> list[cst.CSTNode]:
+    return list(suite.body) if isinstance(suite, cst.IndentedBlock) else []
+
+
+def _compound_children(stmt: cst.CSTNode) -> list[list[cst.CSTNode]]:
+    out = [_block(stmt.body)]  # type: ignore[attr-defined]
+    orelse = getattr(stmt, "orelse", None)
+    while orelse is not None:
+        if isinstance(orelse, cst.If):
+            out.append(_block(orelse.body))
+            orelse = orelse.orelse
+        else:
+            out.append(_block(orelse.body))
+            orelse = None
+    for handler in getattr(stmt, "handlers", ()):
+        out.append(_block(handler.body))
+    final = getattr(stmt, "finalbody", None)
+    if final is not None:
+        out.append(_block(final.body))
+    return out

@@ -1,0 +1,219 @@
+"""Applying the fixes that findings carry: passes until nothing changes, atomic writes.
+
+A file is rewritten only when every pass produced text that parses and the
+passes converged; otherwise it is left exactly as it was and the reason is
+reported. `--diff` computes the same text and prints it instead of writing.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import stat
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import libcst as cst
+
+from devlint.config import Settings
+from devlint.engine import FileResult, check_bytes, selected_rules
+from devlint.finding import Edit, Finding, Fix
+
+# Fixes that overlap wait for the next pass; real files settle in two or three.
+MAX_PASSES = 10
+
+
+@dataclass
+class FixOutcome:
+    diff: str = ""
+    stdin_text: str = ""
+    fixed: int = 0
+    remaining: list[Finding] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+class FixFailed(Exception):
+    """Why a file's fixes were not applied; the file is left untouched."""
+
+
+def _wanted(finding: Finding, unsafe: bool) -> Fix | None:
+    fix = finding.fix
+    if fix is None or not fix.edits or (not fix.safe and not unsafe):
+        return None
+    return fix
+
+
+def _overlaps(a: Edit, b: Edit) -> bool:
+    if a.start == a.end or b.start == b.end:
+        # An insertion touching another edit has no defined order: next pass.
+        return a.start <= b.end and b.start <= a.end
+    return a.start < b.end and b.start < a.end
+
+
+def choose_fixes(findings: Sequence[Finding], unsafe: bool, length: int) -> list[Fix]:
+    """Fixes of one pass: in source order, each one only if none of its edits
+    overlaps an edit already chosen (the rest wait for the next pass)."""
+    chosen: list[Fix] = []
+    taken: list[Edit] = []
+    candidates = [fix for finding in findings if (fix := _wanted(finding, unsafe)) is not None]
+    candidates.sort(key=lambda fix: min((edit.start, edit.end) for edit in fix.edits))
+    for fix in candidates:
+        edits = fix.edits
+        if any(edit.start < 0 or edit.end > length or edit.start > edit.end for edit in edits):
+            continue  # a rule's bad offsets must not corrupt the file
+        if any(_overlaps(a, b) for i, a in enumerate(edits) for b in edits[i + 1 :]):
+            continue
+        if any(_overlaps(edit, other) for edit in edits for other in taken):
+            continue
+        chosen.append(fix)
+        taken.extend(edits)
+    return chosen
+
+
+def apply_edits(text: str, fixes: Sequence[Fix]) -> str:
+    edits = sorted((edit for fix in fixes for edit in fix.edits), key=lambda edit: (edit.start, edit.end))
+    out = []
+    position = 0
+    for edit in edits:
+        out.append(text[position : edit.start])
+        out.append(edit.replacement)
+        position = edit.end
+    out.append(text[position:])
+    return "".join(out)
+
+
+@dataclass
+class _FileFix:
+    text: str
+    fixed: int
+    findings: list[Finding]
+
+
+def fix_text(result: FileResult, settings: Settings, unsafe: bool) -> _FileFix:
+    """The fixed text of one checked file and the findings left in it.
+
+    Raises FixFailed when a pass produces text that does not parse or the
+    passes do not settle.
+    """
+    assert result.source is not None
+    source = result.source
+    path = Path(result.path)
+    enabled, rule_types = selected_rules(settings)
+    text = source.text
+    findings = result.findings
+    fixed = 0
+    for _ in range(MAX_PASSES):
+        fixes = choose_fixes(findings, unsafe, len(text))
+        if not fixes:
+            return _FileFix(text, fixed, findings)
+        new_text = apply_edits(text, fixes)
+        if new_text == text:
+            return _FileFix(text, fixed, findings)
+        try:
+            cst.parse_module(new_text)
+        except cst.ParserSyntaxError as error:
+            titles = ", ".join(sorted({fix.title for fix in fixes if fix.title})) or "a fix"
+            raise FixFailed(
+                f"{result.path}: fixing would produce code that does not parse (line {error.raw_line}: {error.message}; "
+                f"from: {titles}); file left unchanged, please report it"
+            ) from None
+        try:
+            data = source.encode(new_text)
+        except UnicodeEncodeError:
+            raise FixFailed(f"{result.path}: the fixed text cannot be written as {source.encoding}; file left unchanged") from None
+        rechecked = check_bytes(data, path, result.path, settings, True, enabled, rule_types)
+        fixed += len(fixes)
+        text = new_text
+        findings = rechecked.findings
+    if choose_fixes(findings, unsafe, len(text)):
+        raise FixFailed(f"{result.path}: fixes did not settle after {MAX_PASSES} passes; file left unchanged, please report it")
+    return _FileFix(text, fixed, findings)
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write through a temporary file in the same folder, then rename over the original.
+
+    The original's permission bits are kept. On any failure the original is
+    untouched and the temporary file removed; the OSError propagates.
+    """
+    mode = stat.S_IMODE(os.stat(path).st_mode)
+    folder = path.parent
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".devlint-tmp", dir=folder)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+
+
+def _unified_diff(display: str, before: str, after: str) -> str:
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True), after.splitlines(keepends=True), fromfile=display, tofile=display
+    )
+    out = []
+    for line in lines:
+        out.append(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+def _unchanged_on_disk(path: Path, original: bytes) -> bool:
+    try:
+        return path.read_bytes() == original
+    except OSError:
+        return False
+
+
+def apply_fixes(results: Sequence[FileResult], settings: Settings, *, unsafe: bool, write: bool, stdin: bool) -> FixOutcome:
+    """Fix every checked file; with `write`, rewrite the files that changed.
+
+    With `stdin`, nothing is written: the (fixed) source is returned as
+    `stdin_text` for the editor to take.
+    """
+    outcome = FixOutcome()
+    diffs: list[str] = []
+    for result in results:
+        if result.source is None:
+            outcome.remaining.extend(result.findings)
+            if stdin:
+                outcome.stdin_text = ""
+            continue
+        original = result.source.text
+        try:
+            fixed = fix_text(result, settings, unsafe)
+        except FixFailed as error:
+            outcome.errors.append(str(error))
+            outcome.remaining.extend(result.findings)
+            if stdin:
+                outcome.stdin_text = original
+            continue
+        if stdin:
+            outcome.stdin_text = fixed.text
+        if fixed.text != original:
+            diffs.append(_unified_diff(result.path, original, fixed.text))
+            if write and not stdin:
+                path = Path(result.path)
+                if not _unchanged_on_disk(path, result.source.encode(original)):
+                    outcome.errors.append(f"{result.path}: changed on disk while devlint ran; not fixed")
+                    outcome.remaining.extend(result.findings)
+                    continue
+                try:
+                    write_atomic(path, result.source.encode(fixed.text))
+                except OSError as error:
+                    outcome.errors.append(f"{result.path}: cannot write the fixed file ({error.strerror or error}); file left unchanged")
+                    outcome.remaining.extend(result.findings)
+                    continue
+        outcome.fixed += fixed.fixed
+        outcome.remaining.extend(fixed.findings)
+    outcome.diff = "".join(diffs)
+    outcome.remaining.sort(key=lambda finding: finding.sort_key)
+    return outcome

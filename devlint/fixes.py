@@ -1,0 +1,315 @@
+"""Builders of the fixes rules attach to findings.
+
+Every builder takes the rule's `FileContext` and the libcst nodes of the finding
+and returns a `Fix` (edits at character offsets into the file's text), or None
+when the rewrite cannot be made with confidence; a rule then reports without a
+fix. Replacement text is assembled from the source of the nodes themselves, so
+comments and formatting inside them survive.
+
+A fix is *safe* when the program behaves the same on every machine where it
+already works and only the broken case changes.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Iterator, Sequence
+
+import libcst as cst
+
+from devlint.analysis.torchnames import FACTORIES_WITHOUT_DEVICE_KW
+from devlint.finding import Edit, Fix
+from devlint.names import LocalBindings
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from devlint.context import FileContext
+
+# torch dtypes: `x.to(torch.float16)` converts, so keeping its result changes values.
+_DTYPES = frozenset(
+    f"torch.{name}"
+    for name in (
+        "float",
+        "float16",
+        "float32",
+        "float64",
+        "double",
+        "half",
+        "bfloat16",
+        "int",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "long",
+        "short",
+        "uint8",
+        "bool",
+        "complex64",
+        "complex128",
+        "cfloat",
+        "cdouble",
+    )
+)
+
+# Expressions after which `.attr` binds to the whole expression without parentheses.
+_POSTFIX_SAFE = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.List, cst.Dict, cst.Set, cst.SimpleString)
+
+
+# -- positions ---------------------------------------------------------------
+def outer_span(ctx: "FileContext", node: cst.CSTNode) -> tuple[int, int]:
+    """Offsets of a node including its own parentheses (libcst's range leaves them out)."""
+    start, end = ctx.offsets(node)
+    module = ctx.module
+    for paren in getattr(node, "lpar", ()):
+        start -= len(module.code_for_node(paren))
+    for paren in getattr(node, "rpar", ()):
+        end += len(module.code_for_node(paren))
+    return start, end
+
+
+def source_of(ctx: "FileContext", node: cst.CSTNode) -> str:
+    """The node's text exactly as written, parentheses included."""
+    start, end = outer_span(ctx, node)
+    return ctx.text[start:end]
+
+
+def _postfix_ready(node: cst.BaseExpression) -> bool:
+    return bool(getattr(node, "lpar", ())) or isinstance(node, _POSTFIX_SAFE)
+
+
+def _method_call(ctx: "FileContext", expr: cst.BaseExpression, suffix: str) -> list[Edit]:
+    """Edits that turn `expr` into `expr<suffix>` (`(a + b).cpu()` where needed)."""
+    start, end = outer_span(ctx, expr)
+    if _postfix_ready(expr):
+        return [Edit(end, end, suffix)]
+    return [Edit(start, start, "("), Edit(end, end, ")" + suffix)]
+
+
+# -- DL202 ---------------------------------------------------------------------
+def assign_result(ctx: "FileContext", call: cst.Call, safe: bool = True) -> Fix | None:
+    """`x.to(device)` as a statement -> `x = x.to(device)` (also `.cuda()`, `.cpu()`).
+
+    `call` is the Call that is the whole expression statement. Only a plain
+    name receiver is fixed (None otherwise). The fix is safe unless the call
+    visibly converts a dtype (`dtype=`, `torch.float16`): then keeping the
+    result changes values on every machine, and the fix is marked unsafe.
+    Pass `safe=False` when the rule knows less than that.
+    """
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+        return None
+    if func.attr.value not in {"to", "cuda", "cpu"} or func.value.lpar:
+        return None
+    for arg in call.args:
+        if arg.star:
+            return None
+        if arg.keyword is not None and arg.keyword.value == "dtype":
+            safe = False
+        if arg.keyword is None and ctx.names.qualify(arg.value) in _DTYPES:
+            safe = False
+    name = func.value.value
+    start, _ = outer_span(ctx, call)
+    return Fix((Edit(start, start, f"{name} = "),), safe=safe, title=f"Assign the result back to `{name}`")
+
+
+# -- DL302 ---------------------------------------------------------------------
+def cpu_before_numpy(ctx: "FileContext", call: cst.Call) -> Fix | None:
+    """`t.numpy()` -> `t.cpu().numpy()`; `t.detach().numpy()` -> `t.detach().cpu().numpy()`.
+
+    `call` is the `.numpy()` Call. Safe: `.cpu()` of a CPU tensor is the tensor itself.
+    """
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "numpy"):
+        return None
+    return Fix(tuple(_method_call(ctx, func.value, ".cpu()")), safe=True, title="Copy to the CPU before `.numpy()`")
+
+
+def append_cpu(ctx: "FileContext", expr: cst.BaseExpression) -> Fix:
+    """`np.asarray(t)` -> `np.asarray(t.cpu())`: `expr` is the tensor argument.
+
+    Parenthesises where needed (`(a + b).cpu()`). Safe for the same reason as above.
+    """
+    return Fix(tuple(_method_call(ctx, expr, ".cpu()")), safe=True, title="Copy to the CPU first")
+
+
+# -- keyword insertion (DL303, DL501) -------------------------------------------
+def add_keyword(ctx: "FileContext", call: cst.Call, name: str, value: str, *, safe: bool, title: str = "") -> Fix | None:
+    """`f(a, b)` -> `f(a, b, name=value)`; `value` is source text.
+
+    None when the keyword is already there or `**kwargs` may hold it.
+    """
+    for arg in call.args:
+        if arg.star == "**" or (arg.keyword is not None and arg.keyword.value == name):
+            return None
+    if call.args:
+        _, end = outer_span(ctx, call.args[-1].value)
+        edit = Edit(end, end, f", {name}={value}")
+    else:
+        _, func_end = outer_span(ctx, call.func)
+        at = func_end + len(ctx.module.code_for_node(call.whitespace_after_func)) + 1  # past "("
+        edit = Edit(at, at, f"{name}={value}")
+    return Fix((edit,), safe=safe, title=title or f"Pass `{name}={value}`")
+
+
+def add_device_keyword(ctx: "FileContext", call: cst.Call, device: str) -> Fix | None:
+    """`torch.zeros(n)` -> `torch.zeros(n, device=x.device)`; `device` is source text.
+
+    None for factories that take no `device=` (`torch.from_numpy`, legacy
+    typed constructors) and when `device=` is already given. Safe: on a
+    machine where the code works the tensor was already on that device.
+    """
+    if ctx.qualify(call.func) in FACTORIES_WITHOUT_DEVICE_KW:
+        return None
+    return add_keyword(ctx, call, "device", device, safe=True, title=f"Create it on `{device}`")
+
+
+def add_map_location(ctx: "FileContext", call: cst.Call) -> Fix | None:
+    """`torch.load(f)` -> `torch.load(f, map_location=device)` with a device variable
+    in scope (see `device_in_scope`), else `map_location="cpu"`.
+
+    Unsafe: tensors load where `map_location` says, not where they were saved.
+    """
+    location = device_in_scope(ctx, call) or '"cpu"'
+    return add_keyword(ctx, call, "map_location", location, safe=False, title=f"Load onto `{location}`")
+
+
+# -- DL101 ---------------------------------------------------------------------
+def cuda_to_device(ctx: "FileContext", calls: Sequence[cst.Call], device: str) -> Fix | None:
+    """Every `X.cuda()` in `calls` -> `X.to(device)`; `device` is source text.
+
+    `.cuda(non_blocking=True)` keeps its keyword. A call with a device index
+    (`.cuda(1)`) makes the whole fix None: that is a choice a person makes.
+    """
+    edits = []
+    for call in calls:
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "cuda"):
+            return None
+        extra = []
+        for arg in call.args:
+            if arg.keyword is None or arg.keyword.value != "non_blocking":
+                return None
+            extra.append(f"non_blocking={source_of(ctx, arg.value)}")
+        start, _ = ctx.offsets(func.attr)
+        _, end = ctx.offsets(call)
+        edits.append(Edit(start, end, f"to({', '.join([device, *extra])})"))
+    if not edits:
+        return None
+    return Fix(tuple(edits), safe=True, title=f"Use `.to({device})`")
+
+
+# -- what is in scope --------------------------------------------------------------
+class _Parents(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.parent: dict[cst.CSTNode, cst.CSTNode] = {}
+        self._stack: list[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self._stack:
+            self.parent[node] = self._stack[-1]
+        self._stack.append(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self._stack.pop()
+
+
+_PARENTS: "weakref.WeakKeyDictionary[FileContext, dict[cst.CSTNode, cst.CSTNode]]" = weakref.WeakKeyDictionary()
+
+
+def _parents(ctx: "FileContext") -> dict[cst.CSTNode, cst.CSTNode]:
+    table = _PARENTS.get(ctx)
+    if table is None:
+        visitor = _Parents()
+        ctx.module.visit(visitor)
+        table = _PARENTS[ctx] = visitor.parent
+    return table
+
+
+def enclosing_functions(ctx: "FileContext", node: cst.CSTNode) -> Iterator[cst.FunctionDef]:
+    """The functions around a node, innermost first."""
+    parents = _parents(ctx)
+    current = parents.get(node)
+    while current is not None:
+        if isinstance(current, cst.FunctionDef):
+            yield current
+        current = parents.get(current)
+
+
+def _assigned_value(statement: cst.BaseStatement, name: str) -> cst.BaseExpression | None:
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return None
+    for small in statement.body:
+        if isinstance(small, cst.Assign) and any(
+            isinstance(target.target, cst.Name) and target.target.value == name for target in small.targets
+        ):
+            return small.value
+        if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.target.value == name:
+            return small.value
+    return None
+
+
+def _names_the_cpu(ctx: "FileContext", value: cst.BaseExpression) -> bool:
+    if isinstance(value, cst.SimpleString):
+        return value.evaluated_value in ("cpu", b"cpu")
+    if isinstance(value, cst.Call) and ctx.names.qualify(value.func) == "torch.device" and value.args:
+        return _names_the_cpu(ctx, value.args[0].value)
+    return False
+
+
+def _assigned_before(ctx: "FileContext", body: Sequence[cst.BaseStatement], name: str, before: int | None) -> bool:
+    """A top-level `name = <not the CPU>` in body, ending before offset `before` (None: anywhere)."""
+    for statement in body:
+        value = _assigned_value(statement, name)
+        if value is None or _names_the_cpu(ctx, value):
+            continue
+        if before is None or ctx.offsets(statement)[1] <= before:
+            return True
+    return False
+
+
+def device_in_scope(ctx: "FileContext", node: cst.CSTNode) -> str | None:
+    """The name of a device variable certainly bound where `node` runs, or None.
+
+    Conservative on purpose (no dataflow): `device` (or a configured device
+    variable) that is a parameter of an enclosing function, or is assigned by
+    a top-level statement of that function before the node, or by a top-level
+    statement of the module (before the node when the node is itself at module
+    level). A name assigned only `"cpu"` / `torch.device("cpu")` does not count:
+    code moved there would change machine.
+    """
+    candidates = ["device", *(name for name in ctx.settings.device_variables if name.isidentifier())]
+    start = ctx.offsets(node)[0]
+    functions = list(enclosing_functions(ctx, node))
+    for name in candidates:
+        found = _bound_in(ctx, name, functions, start)
+        if found:
+            return name
+    return None
+
+
+def _bound_in(ctx: "FileContext", name: str, functions: list[cst.FunctionDef], start: int) -> bool:
+    for func in functions:
+        params = func.params
+        if any(p.name.value == name for p in (*params.posonly_params, *params.params, *params.kwonly_params)):
+            return True
+        if name in LocalBindings.of(func):
+            body = func.body.body if isinstance(func.body, cst.IndentedBlock) else ()
+            return _assigned_before(ctx, body, name, start)
+    return _assigned_before(ctx, ctx.module.body, name, None if functions else start)
+
+
+# -- DL401 / DL402 ---------------------------------------------------------------
+def wrap_in_call(ctx: "FileContext", expr: cst.BaseExpression, callee: str, *, safe: bool, title: str = "") -> Fix:
+    """`expr` -> `callee(expr)`, e.g. `[a, b]` -> `nn.ModuleList([a, b])`."""
+    start, end = outer_span(ctx, expr)
+    return Fix((Edit(start, start, f"{callee}("), Edit(end, end, ")")), safe=safe, title=title or f"Wrap in `{callee}`")
+
+
+def replace_node(ctx: "FileContext", node: cst.CSTNode, text: str, *, safe: bool, title: str = "") -> Fix:
+    """Replace a node's source (parentheses included) with `text`."""
+    start, end = outer_span(ctx, node)
+    return Fix((Edit(start, end, text),), safe=safe, title=title)

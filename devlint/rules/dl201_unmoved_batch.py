@@ -1,0 +1,38 @@
+"""DL201: a batch from a CPU loader used with the device without being moved."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from devlint.analysis.describe import code, device_expression, where
+from devlint.rule import Rule
+
+
+class UnmovedBatch(Rule):
+    """A DataLoader yields CPU tensors. Feeding them to a model on the GPU, or
+    to a loss together with GPU outputs, raises "Expected all tensors to be on
+    the same device" on the cluster; on a CPU-only laptop it runs, so the bug
+    ships. Batches from `accelerator.prepare(...)` loaders and Lightning's
+    `training_step(self, batch, ...)` arrive already moved and are not
+    reported; neither is a script that never places anything on a device.
+    """
+
+    code = "DL201"
+    name = "unmoved-batch"
+    summary = "a batch from a loader reaches a model, a loss or a device tensor without being moved to the device"
+
+    def visit_Module(self, node: cst.Module) -> None:
+        for conflict in self.ctx.devices.run().conflicts:
+            batch = conflict.cpu.value.batch
+            if batch is None:
+                continue
+            module = self.ctx.module
+            name = code(module, conflict.cpu.expr)
+            device = conflict.device
+            target = device_expression(device.value.place)
+            lives = "lives" if device.role == "module" else "is"
+            self.report(
+                conflict.node,
+                f"`{name}` {batch.what} (line {batch.line}) on the CPU, but `{code(module, device.expr)}` {lives} "
+                f"{where(device)}: move it first with `{name} = {name}.to({target})`",
+            )

@@ -1,0 +1,31 @@
+"""DL202: `t.to(device)` as a statement: tensors are not moved in place."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from devlint.analysis.describe import code
+from devlint.rule import Rule
+
+
+class DiscardedMove(Rule):
+    """`Tensor.to()`, `.cuda()` and `.cpu()` return a new tensor and leave the
+    original where it was; the statement does nothing. (`nn.Module.to()` moves
+    the module in place, so `model.to(device)` is correct and never reported;
+    when devlint cannot tell a tensor from a module, it stays silent.)
+    """
+
+    code = "DL202"
+    name = "discarded-move"
+    summary = "`t.to(...)` / `t.cuda()` / `t.cpu()` on a tensor whose result is discarded"
+    needles = (".to(", ".cuda(", ".cpu(")
+
+    def visit_Module(self, node: cst.Module) -> None:
+        for event in self.ctx.devices.run().discarded:
+            target = code(self.ctx.module, event.target)
+            call = code(self.ctx.module, event.node, 60)
+            self.report(
+                event.node,
+                f"`{call}` returns a moved copy that is thrown away: tensors are not moved in place, "
+                f"so `{target}` stays where it was; assign it: `{target} = {call}`",
+            )

@@ -1,0 +1,42 @@
+"""DL301: one operation combines a CPU tensor with a device tensor."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from devlint.analysis.describe import code, device_expression, where
+from devlint.rule import Rule
+
+
+def claimed_by_factory_rule(conflict) -> bool:  # noqa: ANN001 - events.Conflict
+    """DL303 reports CPU factories created inside a module's methods at the factory."""
+    origin = conflict.cpu.value.origin
+    return bool(origin is not None and origin.factory and conflict.cpu.value.in_module)
+
+
+class MixedDevices(Rule):
+    """PyTorch refuses to combine tensors on different devices ("Expected all
+    tensors to be on the same device, but found at least two devices, cuda:0
+    and cpu!"). A tensor known to be on the CPU meeting one on an accelerator,
+    or on the device chosen at run time, fails on the GPU machine even when
+    the laptop runs it. Python numbers and 0-dim CPU tensors mix freely, and
+    a device tensor may be indexed with CPU indices; these are not reported.
+    """
+
+    code = "DL301"
+    name = "mixed-devices"
+    summary = "one operation combines a tensor on the CPU with one on an accelerator or the run-time device"
+
+    def visit_Module(self, node: cst.Module) -> None:
+        for conflict in self.ctx.devices.run().conflicts:
+            if conflict.cpu.value.batch is not None or claimed_by_factory_rule(conflict):
+                continue
+            module = self.ctx.module
+            cpu, device = conflict.cpu, conflict.device
+            target = device_expression(device.value.place)
+            self.report(
+                conflict.node,
+                f"`{code(module, conflict.node, 50)}` mixes devices: `{code(module, cpu.expr)}` is {where(cpu)}, "
+                f"but `{code(module, device.expr)}` is {where(device)}; put both on one device "
+                f"(`.to({target})`, or create it with `device={target}`)",
+            )

@@ -1,0 +1,30 @@
+"""DL302: `.numpy()` / `np.asarray(t)` on a tensor that may be on an accelerator."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from devlint.analysis.describe import code, where
+from devlint.rule import Rule
+
+
+class NumpyOnDevice(Rule):
+    """numpy cannot read GPU memory: `t.numpy()` raises "can't convert cuda:0
+    device type tensor to numpy" on the cluster, while the laptop (CPU) runs
+    it. Convert with `.cpu()` first (`.detach().cpu().numpy()`), or take
+    `.item()` for a scalar.
+    """
+
+    code = "DL302"
+    name = "numpy-on-device"
+    summary = "`.numpy()` (or `np.asarray(t)`, `np.array(t)`) on a tensor that may be on an accelerator, without `.cpu()`"
+    needles = ("numpy", "np.")
+
+    def visit_Module(self, node: cst.Module) -> None:
+        for event in self.ctx.devices.run().numpy:
+            tensor = code(self.ctx.module, event.tensor.expr)
+            self.report(
+                event.node,
+                f"`{event.via}` on `{tensor}`, which is {where(event.tensor)}: numpy cannot read accelerator memory; "
+                f"convert with `{tensor}.cpu()` first (or `.item()` for a number)",
+            )

@@ -1,0 +1,63 @@
+"""DL303: a tensor created without `device=` inside a module, then combined with its inputs."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from devlint.analysis.describe import code
+from devlint.rule import Rule
+from devlint.rules.dl301_mixed_devices import claimed_by_factory_rule
+
+
+class FactoryWithoutDevice(Rule):
+    """`torch.zeros(...)`, `torch.arange(...)` and the other factories create
+    their tensor on the CPU unless given `device=`. Inside `forward()` (and the
+    helpers it calls) the inputs and parameters are on the model's device, so
+    the fresh tensor breaks the model on a GPU — the classic RNN hidden state
+    or attention mask bug. The same holds for a function that returns such a
+    tensor on one path and a tensor on its input's device on another.
+    Reported at the factory, where the fix goes: `device=x.device`, or
+    `x.new_zeros(...)`.
+    """
+
+    code = "DL303"
+    name = "factory-without-device"
+    summary = "a tensor created inside `forward()` without `device=` (so on the CPU) and combined with the inputs or parameters"
+
+    def visit_Module(self, node: cst.Module) -> None:
+        analysis = self.ctx.devices.run()
+        reported: set[int] = set()
+        module = self.ctx.module
+        for conflict in analysis.conflicts:
+            if conflict.cpu.value.batch is not None or not claimed_by_factory_rule(conflict):
+                continue
+            origin = conflict.cpu.value.origin
+            assert origin is not None
+            if id(origin.node) in reported:
+                continue
+            reported.add(id(origin.node))
+            other = code(module, conflict.device.expr)
+            self.report(
+                origin.node,
+                f"`{code(module, origin.node)}` creates a CPU tensor (no `device=`) that meets `{other}` on the model's "
+                f"device at line {self._line(conflict.node)}: create it there with `device={_device_of(other)}`",
+            )
+        for split in analysis.split_returns:
+            node_ = split.factory.expr
+            if id(node_) in reported:
+                continue
+            reported.add(id(node_))
+            param = split.other.value.place.name
+            self.report(
+                node_,
+                f"`{code(module, node_)}` creates a CPU tensor (no `device=`) that `{split.function}()` returns where its "
+                f"other path returns a tensor on `{param}`'s device: create it with `device={param}.device`",
+            )
+
+    def _line(self, node: cst.CSTNode) -> int:
+        return self.ctx.code_range(node).start.line
+
+
+def _device_of(expression: str) -> str:
+    simple = expression.replace(".", "").replace("_", "").isalnum()
+    return f"{expression}.device" if simple else "x.device"

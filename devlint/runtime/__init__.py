@@ -1,0 +1,1 @@
+"""Runtime device checks (issue 5). Imports torch lazily."""

@@ -1,0 +1,1 @@
+"""Simulated CUDA on a CPU-only machine (issue 6)."""

@@ -1,0 +1,1 @@
+"""pytest plugin for simulated CUDA (issue 6); must import without torch."""

@@ -1,0 +1,175 @@
+"""Where the tensors of one module call are: its own parameters and buffers, and its inputs.
+
+Two passes over the same data. ``call_is_consistent`` runs before every module
+call and only answers yes or no, so it allocates nothing and stops at the first
+disagreement. ``CallTensors.collect`` runs only after a disagreement, to name
+every tensor by the path a user would type to reach it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+# Inputs nested deeper than this are not looked at; real calls nest two or
+# three levels (a batch dict of lists of tensors), and the limit keeps a
+# self-referencing structure from recursing forever.
+MAX_DEPTH = 6
+
+
+def _is_cpu_scalar(t: Tensor, device: torch.device) -> bool:
+    # PyTorch lets a 0-dim CPU tensor take part in an op on any device
+    # (it is read as a scalar), so such a tensor never disagrees.
+    return device.type == "cpu" and t.dim() == 0
+
+
+class _Disagree(Exception):
+    """Raised inside the fast pass to leave nested loops at once."""
+
+
+def _walk_fast(obj: Any, device: torch.device | None, depth: int) -> torch.device | None:
+    """Return the device the tensors in ``obj`` agree on so far; raise _Disagree if they do not."""
+    if isinstance(obj, Tensor):
+        d = obj.device
+        if device is None:
+            return None if _is_cpu_scalar(obj, d) else d
+        if d != device and not _is_cpu_scalar(obj, d):
+            raise _Disagree
+        return device
+    if depth >= MAX_DEPTH:
+        return device
+    cls = type(obj)
+    if cls is tuple or cls is list or isinstance(obj, (tuple, list)):
+        for item in obj:
+            device = _walk_fast(item, device, depth + 1)
+    elif isinstance(obj, Mapping):
+        for item in obj.values():
+            device = _walk_fast(item, device, depth + 1)
+    elif getattr(cls, "__dataclass_fields__", None) is not None and not isinstance(obj, type):
+        for f in dataclasses.fields(obj):
+            device = _walk_fast(getattr(obj, f.name, None), device, depth + 1)
+    return device
+
+
+def call_is_consistent(
+    module: nn.Module, args: tuple[Any, ...], kwargs: Mapping[str, Any], parameterless: bool
+) -> bool:
+    """True when the module's own tensors and every input tensor share one device.
+
+    ``parameterless`` says whether a module without parameters or buffers
+    should still check that its inputs agree with each other.
+    """
+    device: torch.device | None = None
+    # _parameters / _buffers directly: parameters(recurse=False) costs twice as
+    # much, and only the module's own tensors matter here.
+    for t in module._parameters.values():
+        if t is not None:
+            d = t.device
+            if device is None:
+                if not _is_cpu_scalar(t, d):
+                    device = d
+            elif d != device and not _is_cpu_scalar(t, d):
+                return False
+    for t in module._buffers.values():
+        if t is not None:
+            d = t.device
+            if device is None:
+                if not _is_cpu_scalar(t, d):
+                    device = d
+            elif d != device and not _is_cpu_scalar(t, d):
+                return False
+    if device is None and not parameterless:
+        return True
+    try:
+        for a in args:
+            if type(a) is Tensor or type(a) is nn.Parameter:
+                d = a.device
+                if device is None:
+                    if not _is_cpu_scalar(a, d):
+                        device = d
+                elif d != device and not _is_cpu_scalar(a, d):
+                    return False
+            elif a is not None and type(a) not in _SCALARS:
+                device = _walk_fast(a, device, 1)
+        for a in kwargs.values():
+            if a is not None and type(a) not in _SCALARS:
+                device = _walk_fast(a, device, 1)
+    except _Disagree:
+        return False
+    return True
+
+
+_SCALARS = frozenset({int, float, bool, str, bytes, complex})
+
+
+@dataclasses.dataclass(frozen=True)
+class Placed:
+    """One tensor of a call: how to reach it, and where it is."""
+
+    where: str
+    tensor: Tensor
+    kind: str = "input"  # or "parameter", "buffer"
+
+    @property
+    def device(self) -> torch.device:
+        return self.tensor.device
+
+    def describe(self) -> tuple[str, str, str]:
+        """Device, shape and dtype as a user reads them."""
+        t = self.tensor
+        shape = "(" + ", ".join(str(s) for s in t.shape) + ("," if t.dim() == 1 else "") + ")"
+        return str(t.device), shape, str(t.dtype)
+
+    def is_cpu_scalar(self) -> bool:
+        return _is_cpu_scalar(self.tensor, self.tensor.device)
+
+
+def _walk_named(obj: Any, where: str, depth: int, seen: set[int]) -> Iterator[Placed]:
+    if isinstance(obj, Tensor):
+        yield Placed(where, obj)
+        return
+    if depth >= MAX_DEPTH or id(obj) in seen or type(obj) in _SCALARS or obj is None:
+        return
+    seen.add(id(obj))
+    if isinstance(obj, (tuple, list)):
+        for i, item in enumerate(obj):
+            yield from _walk_named(item, f"{where}[{i}]", depth + 1, seen)
+    elif isinstance(obj, Mapping):
+        for key, item in obj.items():
+            key_text = f'"{key}"' if isinstance(key, str) else repr(key)
+            yield from _walk_named(item, f"{where}[{key_text}]", depth + 1, seen)
+    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        for f in dataclasses.fields(obj):
+            yield from _walk_named(getattr(obj, f.name, None), f"{where}.{f.name}", depth + 1, seen)
+
+
+@dataclasses.dataclass(frozen=True)
+class CallTensors:
+    """Every tensor of one module call, named."""
+
+    own: tuple[Placed, ...]
+    inputs: tuple[Placed, ...]
+
+    @classmethod
+    def collect(cls, module: nn.Module, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> CallTensors:
+        own = [Placed(name, t, "parameter") for name, t in module._parameters.items() if t is not None]
+        own += [Placed(name, t, "buffer") for name, t in module._buffers.items() if t is not None]
+        seen: set[int] = set()
+        inputs = list(_walk_named(args, "args", 0, seen))
+        inputs += _walk_named(dict(kwargs), "kwargs", 0, seen)
+        return cls(tuple(own), tuple(inputs))
+
+    def own_devices(self) -> list[torch.device]:
+        """The devices of the module's own tensors, most used first (ties: first seen)."""
+        return _by_use(p for p in self.own if not p.is_cpu_scalar())
+
+
+def _by_use(placed: Iterator[Placed]) -> list[torch.device]:
+    counts: dict[torch.device, int] = {}
+    for p in placed:
+        counts[p.device] = counts.get(p.device, 0) + 1
+    return sorted(counts, key=lambda d: -counts[d])
