@@ -77,6 +77,7 @@ class _Solver:
         self.param_facts: dict[str, dict[str, Value]] = {}
         self.self_attrs: dict[str, dict[str, Value]] = {}
         self.final_envs: dict[str, dict[str, Value]] = {}
+        self.dataset_attrs: dict[str, Value] = {}
         # Facts being gathered in this round.
         self._next_summaries: dict[str, Value] = {}
         self._next_params: dict[str, dict[str, Value]] = {}
@@ -101,6 +102,7 @@ class _Solver:
                 run.exec_block(_body(func.node))
                 run.finish()
             self.globals = next_globals
+            self.dataset_attrs = self._dataset_attributes()
             self.summaries = self._next_summaries
             self.param_facts = self._next_params
             self.self_attrs = self._next_attrs
@@ -110,6 +112,32 @@ class _Solver:
         self.analysis.discarded = [e for e in events if isinstance(e, DiscardedMove)]
         self.analysis.numpy = [e for e in events if isinstance(e, NumpyOnDevice)]
         self.analysis.split_returns = [e for e in events if isinstance(e, SplitReturn)]
+
+    def _dataset_attributes(self) -> dict[str, Value]:
+        """Tensors a Dataset keeps on itself, by attribute name, where no other class uses the name.
+
+        Datasets hand CPU tensors to DataLoader workers (pytorch#77159): what they
+        hold is on the CPU, and indexing it with a device tensor fails.
+        """
+        owners: dict[str, list[str]] = {}
+        for cls_name, attrs in self._next_attrs.items():
+            for attr in attrs:
+                owners.setdefault(attr, []).append(cls_name)
+        found: dict[str, Value] = {}
+        for cls_name, attrs in self._next_attrs.items():
+            info = self.program.classes.get(cls_name)
+            if info is None or not info.is_dataset:
+                continue
+            for attr, value in attrs.items():
+                if value.kind is Kind.TENSOR and len(owners[attr]) == 1 and value.place.kind in (PlaceKind.CPU, PlaceKind.FOLLOWS):
+                    origin = value.origin if value.place == CPU else None
+                    node = info.node
+                    found[attr] = Value(
+                        Kind.TENSOR,
+                        CPU,
+                        origin or Origin(node, self.line_of(node) if self.recording else 0, f"kept by the dataset `{cls_name}`"),
+                    )
+        return found
 
     def record(self, key: str, node: cst.CSTNode, event: object) -> None:
         if self.recording:
@@ -306,10 +334,10 @@ class _Run:
             del self.env[key]
 
     def _unpack(self, value: Value, count: int) -> list[Value]:
-        if value.kind is Kind.SEQ and isinstance(value.elem, _TupleValue):
-            parts = list(value.elem.items)
-            if len(parts) == count:
-                return parts
+        if isinstance(value, _TupleValue):
+            return list(value.items) if len(value.items) == count else [F.UNKNOWN] * count
+        if value.kind is Kind.TENSOR:
+            return [value] * count  # torch.meshgrid(...), torch.max(x, 0): tuples of tensors
         if value.batch is not None or value.kind is Kind.SEQ and value.elem is not None:
             element = value if value.batch is not None else value.elem
             assert element is not None
@@ -394,8 +422,9 @@ class _Run:
         """What `self.x = value` means inside a Module: submodules follow the module."""
         if value.kind is Kind.MODULE or value.kind is Kind.INSTANCE and value.cls in self.solver.program.classes and self.solver.program.classes[value.cls].is_module:
             return value.at(MODULE_DEVICE)
-        if value.kind is Kind.TENSOR and value.place.kind is not PlaceKind.UNKNOWN:
-            # A plain tensor attribute is DL401's business: assume nothing here.
+        if value.kind is Kind.TENSOR and value.place.kind is not PlaceKind.UNKNOWN or value.kind is Kind.SEQ:
+            # A plain tensor attribute, or modules in a plain list, are DL401's and DL402's
+            # business: one root cause, one finding, so assume nothing here.
             return F.UNKNOWN
         return value
 
@@ -618,6 +647,8 @@ class _Run:
             return self._instance_attribute(base, attr, node)
         if is_device_name(attr, self.solver.settings):
             return Value(Kind.DEVICE, Place(PlaceKind.DEVICE, name or attr))
+        if base.kind is not Kind.INSTANCE and attr in self.solver.dataset_attrs:
+            return self.solver.dataset_attrs[attr]
         return F.UNKNOWN
 
     def _instance_attribute(self, base: Value, attr: str, node: cst.Attribute) -> Value:
@@ -634,14 +665,14 @@ class _Run:
         indices = self.eval_subscript_indices(node)
         if base.batch is not None:
             return base  # batch[0], batch["input_ids"]
+        if isinstance(base, _TupleValue):
+            index = node.slice[0].slice if len(node.slice) == 1 else None
+            if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
+                position = int(index.value.value)
+                if 0 <= position < len(base.items):
+                    return base.items[position]
+            return F.UNKNOWN
         if base.kind is Kind.SEQ:
-            if isinstance(base.elem, _TupleValue):
-                index = node.slice[0].slice if len(node.slice) == 1 else None
-                if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
-                    position = int(index.value.value)
-                    if 0 <= position < len(base.elem.items):
-                        return base.elem.items[position]
-                return F.UNKNOWN
             return base.elem or F.UNKNOWN
         if base.kind is Kind.TENSOR or base.kind is Kind.UNKNOWN and base.place.known:
             # A device tensor may be indexed with CPU indices; a CPU tensor not with device ones.
@@ -732,7 +763,7 @@ class _Run:
 
     def eval_Tuple(self, node: cst.Tuple) -> Value:
         items = self._elements(node.elements)
-        return Value(Kind.SEQ, elem=_TupleValue.of([v for _, v in items]))
+        return _TupleValue.of([v for _, v in items])
 
     def eval_List(self, node: cst.List | cst.Set) -> Value:
         items = self._elements(node.elements)
@@ -783,13 +814,13 @@ class _Run:
         """The value one iteration step yields."""
         if iterable.kind is Kind.LOADER and iterable.elem is not None:
             return iterable.elem
+        if isinstance(iterable, _TupleValue):
+            items = iterable.items
+            joined = items[0] if items else F.UNKNOWN
+            for item in items[1:]:
+                joined = F.join(joined, item)
+            return joined
         if iterable.kind is Kind.SEQ:
-            if isinstance(iterable.elem, _TupleValue):
-                items = iterable.elem.items
-                joined = items[0] if items else F.UNKNOWN
-                for item in items[1:]:
-                    joined = F.join(joined, item)
-                return joined
             return iterable.elem or F.UNKNOWN
         if iterable.batch is not None:
             return iterable
@@ -805,7 +836,16 @@ class _Run:
     def conflict(self, node: cst.CSTNode, cpu: Operand, device: Operand) -> None:
         if cpu.value.place != CPU:
             cpu, device = device, cpu
-        self.solver.record(self.key, node, Conflict(node, cpu, device, self.key, self.in_module_method))
+        event = Conflict(node, cpu, device, self.key, self.in_module_method)
+        origin = cpu.value.origin
+        if origin is None:
+            self.solver.record(self.key, node, event)
+        elif cpu.value.batch is not None:
+            # Each unmoved batch variable once: `x` and `y` are two fixes.
+            self.solver.record(f"batch:{self.solver.analysis.module.code_for_node(cpu.expr)}", origin.node, event)
+        else:
+            # One CPU tensor meeting the device in five places is one bug, reported once.
+            self.solver.record("origin", origin.node, event)
 
     def combine(self, node: cst.CSTNode, operands: list[tuple[cst.CSTNode, Value]], module: Operand | None = None) -> Value:
         """The place of an operation's result; records a conflict when CPU meets a device."""
@@ -820,13 +860,14 @@ class _Run:
             return F.UNKNOWN
         places = [op.value for op in tensors if not op.value.scalar] or [op.value for op in tensors]
         if not places:
+            follows = [v for _, v in operands if v.place.kind is PlaceKind.FOLLOWS]
+            if follows and all(v.kind in (Kind.UNKNOWN, Kind.SCALAR, Kind.TENSOR) for _, v in operands):
+                kind = Kind.TENSOR if any(v.kind is Kind.TENSOR for v in follows) else Kind.UNKNOWN
+                return Value(kind, follows[0].place)
             if any(v.kind is Kind.TENSOR for _, v in operands):
                 return Value(Kind.TENSOR)
             if operands and all(v.kind is Kind.SCALAR for _, v in operands):
                 return F.SCALAR
-            follows = [v for _, v in operands if v.place.kind is PlaceKind.FOLLOWS]
-            if follows and all(v.kind in (Kind.UNKNOWN, Kind.SCALAR, Kind.TENSOR) for _, v in operands):
-                return Value(Kind.UNKNOWN, follows[0].place)
             return F.UNKNOWN
         result = places[0]
         for value in places[1:]:
@@ -880,8 +921,8 @@ class _Run:
         """Tensors inside list/tuple arguments count as operands (`torch.cat([x, h])`)."""
         out = []
         for expr, value in args:
-            if value.kind is Kind.SEQ and value.elem is not None:
-                items = value.elem.items if isinstance(value.elem, _TupleValue) else [value.elem]
+            if value.kind is Kind.SEQ and (value.elem is not None or isinstance(value, _TupleValue)):
+                items = list(value.items) if isinstance(value, _TupleValue) else [value.elem]
                 elements = getattr(expr, "elements", None)
                 if elements is not None and len(elements) == len(items):
                     out.extend((el.value, item) for el, item in zip(elements, items))
@@ -938,7 +979,10 @@ class _Run:
             args = self._args(node)
             if qualified in ("torch.load", "torch.save", "torch.manual_seed", "torch.is_tensor", "torch.numel", "torch.set_default_device"):
                 return F.UNKNOWN
-            return self.combine(node, self._flat(args))
+            result = self.combine(node, self._flat(args))
+            if result.kind is Kind.UNKNOWN and result.place.kind is PlaceKind.FOLLOWS:
+                return replace(result, kind=Kind.TENSOR)
+            return result
         if self._is_move_helper(qualified.rsplit(".", 1)[-1]):
             return self.move_helper(node)
         for _, value in self._args(node):
@@ -1057,7 +1101,7 @@ class _Run:
             self._note_args(init, node, args, skip_self=True)
         if cls.is_module:
             return Value(Kind.MODULE, CPU, self.origin(node, f"built by `{cls.name}(...)` on the CPU"), cls=cls.name)
-        tensors = [value for _, value in args if value.kind is Kind.TENSOR]
+        tensors = [value for _, value in args if value.kind is Kind.TENSOR or value.place.kind is PlaceKind.FOLLOWS]
         return Value(Kind.INSTANCE, cls=cls.name, elem=tensors[0] if len(tensors) == 1 else None)
 
     def _note_args(self, target: FunctionInfo, node: cst.Call, args: list[tuple[cst.CSTNode, Value]], skip_self: bool) -> None:
@@ -1093,8 +1137,8 @@ class _Run:
 
     def _substitute(self, result: Value, target: FunctionInfo, node: cst.Call, args: list[tuple[cst.CSTNode, Value]], skip_self: bool, receiver: Value | None) -> Value:
         """Map a summary's parameter-relative places onto this call's arguments."""
-        if result.place.kind is PlaceKind.FOLLOWS:
-            params = [p.name.value for p in (target.params[1:] if skip_self else target.params)]
+        params = [p.name.value for p in (target.params[1:] if skip_self else target.params)]
+        if result.place.kind is PlaceKind.FOLLOWS and result.place.name in params:
             positional = [value for (expr, value), arg in zip(args, node.args) if arg.keyword is None and not arg.star]
             bound = dict(zip(params, positional))
             bound.update({arg.keyword.value: value for (_, value), arg in zip(args, node.args) if arg.keyword is not None})
@@ -1110,6 +1154,10 @@ class _Run:
 
     def call_method(self, node: cst.Call, func: cst.Attribute) -> Value:
         method = func.attr.value
+        attribute = dotted_name(func)
+        held = self.lookup(attribute) if attribute is not None else None
+        if held is not None and held.kind in (Kind.MODULE, Kind.UNKNOWN) and held.place.kind is not PlaceKind.UNKNOWN:
+            return self.call_value(node, held, func)  # self.model(x)
         receiver = self.eval(func.value)
         receiver_text = dotted_name(func.value)
         # self.helper(...) and obj.method(...) for classes of this file.
@@ -1227,7 +1275,7 @@ class _Run:
             if result.kind is Kind.TENSOR and result.place.known:
                 return result
             return F.UNKNOWN
-        if callee.kind in (Kind.UNKNOWN, Kind.INSTANCE) and callee.place.kind is not PlaceKind.FOLLOWS:
+        if callee.kind in (Kind.UNKNOWN, Kind.INSTANCE):
             tensors = [v for _, v in args if v.kind is Kind.TENSOR and v.place.on_accelerator]
             if tensors and all(not (v.place == CPU and not v.scalar) for _, v in args):
                 # An opaque callable fed device tensors returns device tensors when the code works.

@@ -120,6 +120,9 @@ def join(a: Value, b: Value) -> Value:
         return replace(b, origin=b.origin)
     if b.kind is Kind.NONE and a.kind is not Kind.NONE:
         return a
+    a_items, b_items = getattr(a, "items", None), getattr(b, "items", None)
+    if a_items is not None and b_items is not None and len(a_items) == len(b_items):
+        return type(a).of([join(x, y) for x, y in zip(a_items, b_items)])  # type: ignore[attr-defined]
     kind = a.kind if a.kind is b.kind else Kind.UNKNOWN
     place = join_places(a.place, b.place)
     elem = None

@@ -203,7 +203,10 @@ class Scope:
         self.self_attrs = self_attrs
         self.shadowed = LocalBindings.of(func)
         self.locals: dict[str, str | None] = {}
-        self.registered_names: set[str] = set()  # locals whose modules are registered some other way
+        # Locals whose modules are registered some other way: passed to a registering
+        # call (nn.Sequential(*layers), add_module, setattr) or assigned to self.
+        self.registered_by_call: set[str] = set()
+        self.assigned_to_self: set[str] = set()
         for param in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params):
             annotation = param.annotation
             if annotation is not None and self.qualify(annotation.annotation) in {"torch.Tensor", "torch.FloatTensor"}:
@@ -291,7 +294,7 @@ class Scope:
         (not `self.conv1`, and not a local registered some other way)."""
         if isinstance(element, cst.Attribute) and self.self_attribute(element) is not None:
             return False
-        if isinstance(element, cst.Name) and element.value in self.registered_names:
+        if isinstance(element, cst.Name) and element.value in (self.registered_by_call | self.assigned_to_self):
             return False
         kind = self.kind(element)
         return self.index.is_stateful(kind) or kind in CONTAINERS
@@ -580,6 +583,7 @@ class ClassState:
     attrs: dict[str, AttrState] = field(default_factory=dict)
     dynamic: list[Assignment] = field(default_factory=list)  # setattr with a computed name
     constructor_methods: set[cst.FunctionDef] = field(default_factory=set)
+    self_attrs: dict[str, str | None] = field(default_factory=dict)  # kinds when __init__ returns
 
     @classmethod
     def of(cls, index: FileIndex, node: cst.ClassDef) -> "ClassState":
@@ -603,7 +607,7 @@ class _ConstructorWalk:
         self.node = node
         self.owner = node.name.value
         self.state = state
-        self.self_attrs: dict[str, str] = {}
+        self.self_attrs = state.self_attrs
         self.super_seen = False
         self._own_methods = {
             s.name.value: s for s in (node.body.body if isinstance(node.body, cst.IndentedBlock) else ()) if isinstance(s, cst.FunctionDef)
@@ -619,7 +623,7 @@ class _ConstructorWalk:
         scope = Scope(self.index, func, self.owner, self.self_attrs)
         if scope.self_name is None:
             return
-        scope.registered_names = _registered_names(scope, func)
+        scope.registered_by_call, scope.assigned_to_self = _registered_names(scope, func)
         for statement in statements(_function_body(func)):
             if isinstance(statement, cst.SimpleStatementLine):
                 for small in statement.body:
@@ -704,11 +708,13 @@ class _ConstructorWalk:
         ):
             state.registered = True
         elif kind is None and isinstance(value, cst.Call) and _registers(scope, value):
-            state.registered = True  # nn.ModuleList(...), nn.Sequential(...)
+            state.registered = True  # a local module class's instance, say
+        elif isinstance(value, cst.Name) and value.value in scope.registered_by_call:
+            kind = record.kind = None  # the list also went into nn.Sequential(*layers): registered there
         if kind in (EMPTY_LIST, EMPTY_DICT):
             state.filled = False
             state.fill_keys = []
-        self.self_attrs[attr] = kind if not state.registered or kind is not None else MODULE
+        self.self_attrs[attr] = kind
 
     def _fill(self, scope: Scope, attr: str | None, value: cst.BaseExpression, *, many: bool, key: cst.BaseExpression | None = None) -> None:
         if attr is None or attr not in self.state.attrs:
@@ -746,7 +752,7 @@ class _ConstructorWalk:
         """`for i, m in enumerate(self.layers): self.add_module(str(i), m)` registers them."""
         if not any(_registers(scope, call) for statement in statements(list(loop.body.body)) for call in calls_in(statement)):
             return
-        for call in [*calls_in(loop.iter), *([] if isinstance(loop.iter, cst.Call) else [])]:
+        for call in calls_in(loop.iter):
             for arg in call.args:
                 attr = scope.self_attribute(arg.value)
                 if attr is not None and attr in self.state.attrs:
@@ -788,9 +794,10 @@ def _registers(scope: Scope, call: cst.Call) -> bool:
     return False
 
 
-def _registered_names(scope: Scope, func: cst.FunctionDef) -> set[str]:
-    """Locals whose modules reach a registering call or a `self.x = name` assignment."""
+def _registered_names(scope: Scope, func: cst.FunctionDef) -> tuple[set[str], set[str]]:
+    """Locals passed to a registering call, and locals assigned to `self.x`."""
     names: set[str] = set()
+    assigned: set[str] = set()
     for statement in statements(_function_body(func)):
         if not isinstance(statement, cst.SimpleStatementLine):
             continue
@@ -802,8 +809,8 @@ def _registered_names(scope: Scope, func: cst.FunctionDef) -> set[str]:
                             names.add(arg.value.value)
             if isinstance(small, cst.Assign) and isinstance(small.value, cst.Name):
                 if any(scope.self_attribute(t.target) is not None for t in small.targets):
-                    names.add(small.value.value)
-    return names
+                    assigned.add(small.value.value)
+    return names, assigned
 
 
 _INDEXES: "weakref.WeakKeyDictionary[FileContext, FileIndex]" = weakref.WeakKeyDictionary()

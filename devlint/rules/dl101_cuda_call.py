@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devlint.fixes import cuda_to_device, device_in_scope
 from devlint.rule import Rule
 
 
@@ -19,6 +20,8 @@ class CudaCall(Rule):
     name = "cuda-call"
     summary = "`.cuda()` on a tensor or module hardcodes a CUDA GPU"
     needles = ("cuda",)
+    # `.cuda()` -> `.to(device)` only where a device variable is certainly bound.
+    fix = "safe"
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -58,4 +61,6 @@ class CudaCall(Rule):
                 f"{len(calls)} `.cuda()` calls (`{target}.cuda()`, ...) hardcode a CUDA GPU and fail on machines "
                 "without one; use `.to(device)` with a selected device"
             )
-        self.report(first, message)
+        device = device_in_scope(self.ctx, first)
+        fix = cuda_to_device(self.ctx, calls, device) if device is not None else None
+        self.report(first, message, fix)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from devlint.analysis.torchnames import LOAD_FUNCTIONS
+from devlint.fixes import add_map_location
 from devlint.rule import Rule
 
 
@@ -21,6 +22,8 @@ class LoadWithoutMapLocation(Rule):
     name = "load-without-map-location"
     summary = "`torch.load(...)` without `map_location` fails on CPU-only machines for GPU checkpoints"
     needles = ("load",)
+    # Unsafe: the tensors then load where map_location says, not where they were saved.
+    fix = "unsafe"
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.ctx.qualify(node.func) not in LOAD_FUNCTIONS:
@@ -37,4 +40,5 @@ class LoadWithoutMapLocation(Rule):
             node,
             f"`{call}(...)` without `map_location`: a checkpoint saved on a GPU fails to load on a machine without one; "
             "pass `map_location=device` (or `map_location=\"cpu\"`)",
+            add_map_location(self.ctx, node),
         )

@@ -1,1 +1,58 @@
-"""Runtime device checks (issue 5). Imports torch lazily."""
+"""Runtime device checks: every nn.Module call has its tensors on one device.
+
+    import devlint.runtime as dlr
+
+    with dlr.check_devices():          # every nn.Module call is checked
+        loss = criterion(model(x), y)
+
+The names below are loaded on first use, so that importing this package (which
+the pytest plugin does in every pytest run) does not import torch.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from devlint.runtime.errors import (
+    DeviceCheckSkippedWarning,
+    DeviceMismatchError,
+    DeviceMismatchWarning,
+    Misplaced,
+)
+
+if TYPE_CHECKING:
+    from devlint.runtime.check import DeviceCheck, check_devices, disable, enable, is_enabled
+
+_LAZY = {
+    "DeviceCheck": "devlint.runtime.check",
+    "check_devices": "devlint.runtime.check",
+    "enable": "devlint.runtime.check",
+    "disable": "devlint.runtime.check",
+    "is_enabled": "devlint.runtime.check",
+}
+
+__all__ = [
+    "DeviceCheck",
+    "DeviceCheckSkippedWarning",
+    "DeviceMismatchError",
+    "DeviceMismatchWarning",
+    "Misplaced",
+    "check_devices",
+    "disable",
+    "enable",
+    "is_enabled",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'devlint.runtime' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

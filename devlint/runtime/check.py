@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import Any, TypeVar, overload
@@ -39,7 +40,8 @@ class DeviceCheck:
         self.mode = mode
         self.exempt = exempt
         self.check_parameterless = check_parameterless
-        self._entered: list[Watch] = []
+        # Per thread, so that one object used by `with` in two threads pops its own.
+        self._entered = threading.local()
 
     def _watch(self) -> Watch:
         # The member list of a watched model is taken at entry: modules added
@@ -49,7 +51,8 @@ class DeviceCheck:
     def __enter__(self) -> DeviceCheck:
         watch = self._watch()
         interception.push(watch)
-        self._entered.append(watch)
+        stack = self._entered.__dict__.setdefault("stack", [])
+        stack.append(watch)
         return self
 
     def __exit__(
@@ -58,8 +61,9 @@ class DeviceCheck:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        watch = self._entered.pop()
-        interception.pop(watch)
+        stack = self._entered.__dict__.get("stack")
+        if stack:
+            interception.pop(stack.pop())
 
     def __call__(self, func: F) -> F:
         @functools.wraps(func)
@@ -136,4 +140,4 @@ def disable() -> None:
 
 def is_enabled() -> bool:
     """Whether ``enable()`` is on (``with`` blocks are not counted)."""
-    return interception.active_watches()[-1:] != () and interception._session is not None
+    return interception.session_on()

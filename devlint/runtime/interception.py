@@ -212,6 +212,10 @@ def end_session() -> bool:
     return had
 
 
+def session_on() -> bool:
+    return _session is not None
+
+
 def is_installed() -> bool:
     """Whether module calls are intercepted right now (for tests)."""
     return nn.Module.__call__ is _checked_call

@@ -1,0 +1,174 @@
+"""Cost of devlint.runtime: time with the mode / time without, measured side by side.
+
+    .venv/bin/python benchmarks/bench_runtime.py [--batch 8] [--rounds 15] [--threads 1]
+
+For each model (a ResNet-20-class CNN on 32x32 images, a small GPT-like
+transformer) and each workload (forward under no_grad, a full training step),
+the script alternates rounds without and with the mode so that drift in the
+machine's speed hits both sides alike, and prints the ratio of the fastest
+rounds.
+"with" is `check_devices()` (every module); "with(model)" is
+`check_devices(model)` (only that model's modules).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from contextlib import nullcontext
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import devlint.runtime as dlr
+
+
+class BasicBlock(nn.Module):
+    def __init__(self, cin: int, cout: int, stride: int) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.relu = nn.ReLU()
+        self.shortcut = nn.Sequential()
+        if stride != 1 or cin != cout:
+            self.shortcut = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.relu(self.bn1(self.conv1(x)))
+        y = self.bn2(self.conv2(y))
+        return self.relu(y + self.shortcut(x))
+
+
+def resnet20(num_classes: int = 10) -> nn.Module:
+    layers: list[nn.Module] = [nn.Conv2d(3, 16, 3, 1, 1, bias=False), nn.BatchNorm2d(16), nn.ReLU()]
+    cin = 16
+    for cout, stride in ((16, 1), (32, 2), (64, 2)):
+        for i in range(3):
+            layers.append(BasicBlock(cin, cout, stride if i == 0 else 1))
+            cin = cout
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, num_classes)]
+    return nn.Sequential(*layers)
+
+
+class Block(nn.Module):
+    def __init__(self, dim: int, heads: int) -> None:
+        super().__init__()
+        self.ln1 = nn.LayerNorm(dim)
+        self.attn = nn.MultiheadAttention(dim, heads, batch_first=True)
+        self.ln2 = nn.LayerNorm(dim)
+        self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim))
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        h = self.ln1(x)
+        x = x + self.attn(h, h, h, attn_mask=mask, need_weights=False)[0]
+        return x + self.mlp(self.ln2(x))
+
+
+class TinyGPT(nn.Module):
+    def __init__(self, vocab: int = 1000, dim: int = 128, heads: int = 4, depth: int = 4, seq: int = 64) -> None:
+        super().__init__()
+        self.tok = nn.Embedding(vocab, dim)
+        self.pos = nn.Embedding(seq, dim)
+        self.blocks = nn.ModuleList([Block(dim, heads) for _ in range(depth)])
+        self.ln = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, vocab)
+        self.register_buffer("mask", torch.triu(torch.ones(seq, seq, dtype=torch.bool), 1))
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        n = input_ids.shape[1]
+        x = self.tok(input_ids) + self.pos(torch.arange(n, device=input_ids.device))
+        for block in self.blocks:
+            x = block(x, mask=self.mask[:n, :n])
+        return self.head(self.ln(x))
+
+
+Workload = Callable[[], Any]
+
+
+def workloads(batch: int) -> dict[str, tuple[nn.Module, Workload, Workload]]:
+    torch.manual_seed(0)
+    cnn = resnet20()
+    images = torch.randn(batch, 3, 32, 32)
+    labels = torch.randint(0, 10, (batch,))
+    cnn_opt = torch.optim.SGD(cnn.parameters(), lr=0.01)
+
+    gpt = TinyGPT()
+    ids = torch.randint(0, 1000, (batch, 64))
+    gpt_opt = torch.optim.SGD(gpt.parameters(), lr=0.01)
+
+    def cnn_forward() -> Any:
+        cnn.eval()
+        with torch.no_grad():
+            return cnn(images)
+
+    def cnn_step() -> Any:
+        cnn.train()
+        cnn_opt.zero_grad()
+        F.cross_entropy(cnn(images), labels).backward()
+        cnn_opt.step()
+
+    def gpt_forward() -> Any:
+        gpt.eval()
+        with torch.no_grad():
+            return gpt(ids)
+
+    def gpt_step() -> Any:
+        gpt.train()
+        gpt_opt.zero_grad()
+        logits = gpt(ids)
+        F.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids.reshape(-1)).backward()
+        gpt_opt.step()
+
+    return {
+        "resnet20": (cnn, cnn_forward, cnn_step),
+        "tinygpt": (gpt, gpt_forward, gpt_step),
+    }
+
+
+def timed(work: Workload, context: Callable[[], Any], iters: int) -> float:
+    with context():
+        start = time.perf_counter()
+        for _ in range(iters):
+            work()
+        return (time.perf_counter() - start) / iters
+
+
+def compare(model: nn.Module, work: Workload, rounds: int) -> tuple[float, float, float]:
+    """Seconds per call without the mode; ratios for every module / this model only."""
+    for _ in range(3):
+        work()
+    once = timed(work, nullcontext, 3)
+    iters = max(2, int(0.02 / max(once, 1e-6)))  # ~20 ms a round
+    base, every, watched = [], [], []
+    for _ in range(rounds):
+        base.append(timed(work, nullcontext, iters))
+        every.append(timed(work, dlr.check_devices, iters))
+        watched.append(timed(work, lambda: dlr.check_devices(model), iters))
+    # The fastest round of each side: on a shared machine, other work only ever
+    # adds time, so the minimum is the figure least disturbed by it.
+    b = min(base)
+    return b, min(every) / b, min(watched) / b
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads (1: steadier figures)")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    print(f"torch {torch.__version__}, batch {args.batch}, {args.threads} thread(s), {args.rounds} rounds")
+    print(f"{'model':<10} {'workload':<22} {'without':>10} {'with':>7} {'with(model)':>12}")
+    for name, (model, forward, step) in workloads(args.batch).items():
+        for label, work in (("forward (no_grad)", forward), ("training step", step)):
+            base, every, watched = compare(model, work, args.rounds)
+            print(f"{name:<10} {label:<22} {base * 1e3:>8.2f}ms {every:>7.3f} {watched:>12.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,213 @@
+"""DL401: a tensor kept as a plain attribute of an `nn.Module`."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from devlint.analysis.module_state import (
+    PARAMETER,
+    PARAMETER_CONVERSIONS,
+    TENSOR,
+    TENSORISH,
+    Assignment,
+    ClassState,
+    FileIndex,
+    Scope,
+    bind_header,
+    file_index,
+    learn_locals,
+    statements,
+)
+from devlint.finding import Edit, Fix
+from devlint.fixes import outer_span, replace_node, source_of
+from devlint.rule import Rule
+
+
+class TensorAttribute(Rule):
+    """`model.to(device)` moves parameters, buffers and registered submodules,
+    and nothing else. A tensor stored with `self.anchors = torch.tensor(...)`
+    in `__init__` (or in a helper that `__init__` calls, or with `setattr`)
+    stays where it was created, usually the CPU, and the first operation that
+    mixes it with the moved inputs fails on the GPU.
+
+    `nn.Parameter(t).to(device)` is the same mistake in disguise: `.to()`
+    returns a plain tensor, so the "parameter" is neither registered nor moved.
+
+    Only values known to be tensors are reported (torch factories and ops,
+    tensor methods, local functions and methods that return them).
+    """
+
+    code = "DL401"
+    name = "unregistered-tensor-attribute"
+    summary = "a tensor kept as a plain `nn.Module` attribute (not `register_buffer` / `nn.Parameter`): `model.to(device)` leaves it behind"
+    fix = "safe"
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        index = file_index(self.ctx)
+        if not index.is_module_class(node):
+            return
+        state = index.class_state(node)
+        for attr, attr_state in state.attrs.items():
+            if attr_state.registered:
+                continue
+            for assignment in attr_state.assignments:
+                if assignment.kind == TENSOR:
+                    self._report(index, node, state, assignment)
+        for assignment in state.dynamic:
+            if assignment.kind == TENSOR:
+                self._report(index, node, state, assignment)
+
+    def _report(self, index: FileIndex, node: cst.ClassDef, state: ClassState, assignment: Assignment) -> None:
+        target = f"self.{assignment.attr}" if assignment.attr else f"setattr(self, {source_of(self.ctx, assignment.name_expr)}, ...)"  # type: ignore[arg-type]
+        conversion = _parameter_conversion(assignment)
+        if conversion is not None:
+            method = conversion.func.attr.value  # type: ignore[attr-defined]
+            message = (
+                f"`nn.Parameter(...).{method}(...)` returns a plain tensor, not a Parameter: `{target}` is not registered "
+                f"(missing from `parameters()` and `state_dict()`) and `model.to(device)` leaves it behind; "
+                f"convert the data first: `nn.Parameter(t.{method}(...))`"
+            )
+            self.report(assignment.node, message, self._conversion_fix(conversion))
+            return
+        name = assignment.attr or "name"
+        message = (
+            f"`{target}` keeps a tensor as a plain attribute of `{node.name.value}`: `model.to(device)` moves only "
+            f"parameters, buffers and submodules, so it stays on the CPU; use "
+            f"`self.register_buffer(\"{name}\", ...)` (or `nn.Parameter` if it is trained)"
+        )
+        self.report(assignment.node, message, self._buffer_fix(index, node, state, assignment))
+
+    # -- fixes ---------------------------------------------------------------------
+    def _conversion_fix(self, outer: cst.Call) -> Fix | None:
+        """`nn.Parameter(t).to(d)` -> `nn.Parameter(t.to(d))`: where `.to()` was a no-op
+        (the machine it works on) nothing changes; elsewhere the Parameter now exists."""
+        func = outer.func
+        assert isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call)
+        parameter = func.value
+        data = [arg for arg in parameter.args if arg.keyword is None and not arg.star]
+        if not data:
+            data = [arg for arg in parameter.args if arg.keyword is not None and arg.keyword.value == "data"]
+        if not data or outer.lpar:
+            return None
+        _, attr_end = self.ctx.offsets(func.attr)
+        _, call_end = self.ctx.offsets(outer)
+        suffix = "." + func.attr.value + self.ctx.text[attr_end:call_end]
+        _, parameter_end = outer_span(self.ctx, parameter)
+        data_value = data[0].value
+        start, end = outer_span(self.ctx, data_value)
+        edits = [Edit(parameter_end, call_end, "")]
+        if getattr(data_value, "lpar", ()) or isinstance(data_value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+            edits.append(Edit(end, end, suffix))
+        else:
+            edits += [Edit(start, start, "("), Edit(end, end, ")" + suffix)]
+        return Fix(tuple(edits), safe=True, title=f"Move `.{func.attr.value}()` inside `nn.Parameter(...)`")
+
+    def _buffer_fix(self, index: FileIndex, node: cst.ClassDef, state: ClassState, assignment: Assignment) -> Fix | None:
+        """`self.x = t` -> `self.register_buffer("x", t, persistent=False)`.
+
+        Non-persistent keeps `state_dict()` as it was, so checkpoints still load.
+        Safe only where the rewrite cannot raise: after `super().__init__()`, no
+        class attribute of that name, and every other assignment of the
+        attribute is a tensor (or None), which a buffer accepts.
+        """
+        if assignment.before_super or _requires_grad(assignment.value) or _mentions_parameter(assignment.scope, assignment.value):
+            return None
+        self_name = assignment.scope.self_name
+        statement = assignment.statement
+        if assignment.attr is None:
+            if not (isinstance(statement, cst.Expr) and statement.value is assignment.node):
+                return None
+            name = source_of(self.ctx, assignment.name_expr)  # type: ignore[arg-type]
+            safe = False  # a computed name may clash with an existing attribute
+        else:
+            if isinstance(statement, cst.Assign) and len(statement.targets) != 1:
+                return None
+            attr = assignment.attr
+            if attr in index.class_level_names(node.name.value):
+                return None
+            siblings = state.attrs[attr].assignments
+            if any(other.kind != TENSOR or other.before_super for other in siblings):
+                return None
+            if not _other_methods_assign_tensors(index, node, state, attr):
+                return None
+            name = f'"{attr}"'
+            safe = True
+        value = source_of(self.ctx, assignment.value)
+        text = f"{self_name}.register_buffer({name}, {value}, persistent=False)"
+        return replace_node(self.ctx, statement, text, safe=safe, title="Register it as a non-persistent buffer")
+
+
+def _parameter_conversion(assignment: Assignment) -> cst.Call | None:
+    """The `nn.Parameter(...).to(...)` call when that is the whole assigned value."""
+    value = assignment.value
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)):
+        return None
+    if value.func.attr.value not in PARAMETER_CONVERSIONS or not isinstance(value.func.value, cst.Call):
+        return None
+    return value if assignment.scope.kind(value.func.value) == PARAMETER else None
+
+
+def _requires_grad(value: cst.BaseExpression) -> bool:
+    """A tensor that asks for gradients is meant to be a Parameter: no automatic fix."""
+    found = False
+
+    class _Visitor(cst.CSTVisitor):
+        def visit_Arg(self, node: cst.Arg) -> None:
+            nonlocal found
+            if node.keyword is not None and node.keyword.value == "requires_grad" and not (
+                isinstance(node.value, cst.Name) and node.value.value == "False"
+            ):
+                found = True
+
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            nonlocal found
+            if node.attr.value == "requires_grad_":
+                found = True
+
+    value.visit(_Visitor())
+    return found
+
+
+def _mentions_parameter(scope: Scope, value: cst.BaseExpression) -> bool:
+    found = False
+
+    class _Visitor(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            nonlocal found
+            if scope.kind(node) == PARAMETER:
+                found = True
+
+    value.visit(_Visitor())
+    return found
+
+
+def _other_methods_assign_tensors(index: FileIndex, node: cst.ClassDef, state: ClassState, attr: str) -> bool:
+    """Outside the constructor, `self.<attr> = v` must stay legal for a buffer: v a tensor or None."""
+    if not isinstance(node.body, cst.IndentedBlock):
+        return True
+    for method in node.body.body:
+        if not isinstance(method, cst.FunctionDef) or method in state.constructor_methods:
+            continue
+        scope = Scope(index, method, node.name.value, dict(state.self_attrs))
+        if scope.self_name is None:
+            continue
+        for statement in statements(tuple(method.body.body) if isinstance(method.body, cst.IndentedBlock) else ()):
+            if isinstance(statement, cst.BaseCompoundStatement):
+                bind_header(scope, statement)
+                continue
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                targets = []
+                if isinstance(small, cst.Assign):
+                    targets = [t.target for t in small.targets]
+                elif isinstance(small, (cst.AnnAssign, cst.AugAssign)) and getattr(small, "value", None) is not None:
+                    targets = [small.target]
+                if any(scope.self_attribute(target) == attr for target in targets):
+                    value = small.value  # type: ignore[union-attr]
+                    if isinstance(small, cst.AugAssign):
+                        continue  # in place on the tensor: still a tensor
+                    if not (isinstance(value, cst.Name) and value.value == "None") and scope.kind(value) not in TENSORISH:
+                        return False
+                learn_locals(scope, small)
+    return True
