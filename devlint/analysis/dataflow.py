@@ -84,7 +84,6 @@ class _Solver:
         self._next_attrs: dict[str, dict[str, Value]] = {}
         self._next_envs: dict[str, dict[str, Value]] = {}
         self._events: dict[tuple[str, int], object] = {}
-        self.line_of = _LineIndex(analysis.module)
 
     def solve(self) -> None:
         for round_number in range(_ROUNDS + 1):
@@ -135,7 +134,7 @@ class _Solver:
                     found[attr] = Value(
                         Kind.TENSOR,
                         CPU,
-                        origin or Origin(node, self.line_of(node) if self.recording else 0, f"kept by the dataset `{cls_name}`"),
+                        origin or Origin(node, f"kept by the dataset `{cls_name}`"),
                     )
         return found
 
@@ -151,7 +150,7 @@ class _Solver:
                     continue
                 value = env[name]
                 if value.kind in (Kind.MODULE, Kind.UNKNOWN, Kind.INSTANCE):
-                    env[name] = value.at(place, Origin(node, self.line_of(node), f"moved in `{func.name}()`"))
+                    env[name] = value.at(place, Origin(node, f"moved in `{func.name}()`"))
 
     # -- facts shared by every run ----------------------------------------------
     def note_call(self, key: str, params: dict[str, Value]) -> None:
@@ -163,23 +162,6 @@ class _Solver:
     def note_return(self, key: str, value: Value) -> None:
         previous = self._next_summaries.get(key)
         self._next_summaries[key] = value if previous is None else F.join(previous, value)
-
-
-class _LineIndex:
-    """Line numbers for nodes, computed lazily for the nodes that need one."""
-
-    def __init__(self, module: cst.Module) -> None:
-        self.module = module
-        self._positions: dict[cst.CSTNode, object] | None = None
-
-    def __call__(self, node: cst.CSTNode) -> int:
-        if self._positions is None:
-            from libcst.metadata import MetadataWrapper, PositionProvider
-
-            wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
-            self._positions = dict(wrapper.resolve(PositionProvider))
-        rng = self._positions.get(node)
-        return rng.start.line if rng is not None else 0  # type: ignore[attr-defined]
 
 
 def _body(node: cst.FunctionDef) -> list[cst.CSTNode]:
@@ -568,7 +550,7 @@ class _Run:
         return self.solver.names.qualify(node, shadowed)
 
     def origin(self, node: cst.CSTNode, what: str, factory: bool = False) -> Origin:
-        return Origin(node, self.solver.line_of(node) if self.solver.recording else 0, what, factory)
+        return Origin(node, what, factory)
 
     def eval(self, expr: cst.BaseExpression | None) -> Value:
         if expr is None:
@@ -813,7 +795,8 @@ class _Run:
     def iterate(self, iterable: Value, expr: cst.BaseExpression) -> Value:
         """The value one iteration step yields."""
         if iterable.kind is Kind.LOADER and iterable.elem is not None:
-            return iterable.elem
+            # Name the batch after the loader as the loop wrote it: `for x, y in train_loader`.
+            return self._batch_value(_loader_name(self.solver.analysis.module, expr), expr)
         if isinstance(iterable, _TupleValue):
             items = iterable.items
             joined = items[0] if items else F.UNKNOWN
@@ -1032,7 +1015,9 @@ class _Run:
         if tensors:
             # A loss built with a CPU class-weight tensor keeps it on the CPU.
             place = tensors[0].place
-            return Value(Kind.MODULE, place, tensors[0].origin, cls=leaf)
+            expr = next(expr for expr, value in args if value is tensors[0])
+            text = " ".join(self.solver.analysis.module.code_for_node(expr).split())
+            return Value(Kind.MODULE, place, self.origin(node, f"built with the tensor `{text}`"), cls=leaf)
         if leaf in PARAMETER_FREE_MODULES or leaf.endswith("Loss"):
             return Value(Kind.MODULE, cls=leaf)
         return Value(Kind.MODULE, CPU, self.origin(node, f"built by `{leaf}(...)` on the CPU"), cls=leaf)
@@ -1086,7 +1071,7 @@ class _Run:
             return Value(Kind.SEQ, elem=_TupleValue.of([self.iterate(value, expr) for expr, value in args]))
         if name == "next":
             if first.kind is Kind.LOADER and first.elem is not None:
-                return first.elem
+                return self.iterate(first, args[0][0])
             return self.iterate(first, node) if first.kind is Kind.SEQ else F.UNKNOWN
         if name in ("sum", "max", "min", "abs", "round"):
             if first.kind is Kind.SEQ and first.elem is not None and first.elem.kind is Kind.TENSOR:
@@ -1303,12 +1288,14 @@ class _Run:
     def _numpy_check(self, node: cst.Call, args: list[tuple[cst.CSTNode, Value]], via: str) -> None:
         for expr, value in args:
             candidate = value
-            if value.kind is Kind.SEQ and value.elem is not None:
+            collection = value.kind is Kind.SEQ and value.elem is not None
+            if collection:
                 candidate = value.elem
-            if candidate.kind in (Kind.TENSOR, Kind.UNKNOWN) and candidate.place.on_accelerator and candidate.kind is not Kind.SCALAR:
+            if candidate.kind in (Kind.TENSOR, Kind.UNKNOWN) and candidate.place.on_accelerator:
                 if candidate.kind is Kind.UNKNOWN and not candidate.weak and candidate.origin is None:
                     continue
-                self.solver.record(self.key, node, NumpyOnDevice(node, Operand(expr, candidate), via))
+                seen = replace(candidate, kind=Kind.SEQ) if collection else candidate
+                self.solver.record(self.key, node, NumpyOnDevice(node, Operand(expr, seen), via))
 
 
 class _TupleValue(Value):
@@ -1327,6 +1314,13 @@ class _TupleValue(Value):
 
     def __hash__(self) -> int:
         return hash(self.items)
+
+
+def _loader_name(module: cst.Module, expr: cst.CSTNode) -> str:
+    """`train_loader` for `enumerate(tqdm(iter(train_loader)))`."""
+    while isinstance(expr, cst.Call) and expr.args and (dotted_name(expr.func) or "").rsplit(".", 1)[-1] in ("iter", "enumerate", "tqdm"):
+        expr = expr.args[0].value
+    return " ".join(module.code_for_node(expr).split())
 
 
 def _unwrap(value: Value) -> Value:

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import libcst as cst
 
 from devlint.analysis.events import Operand
-from devlint.analysis.facts import Place, PlaceKind
+from devlint.analysis.facts import Kind, Place, PlaceKind
+from devlint.names import dotted_name
+
+LineOf = Callable[[cst.CSTNode], int]
 
 
 def code(module: cst.Module, node: cst.CSTNode, limit: int = 40) -> str:
@@ -13,13 +18,15 @@ def code(module: cst.Module, node: cst.CSTNode, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def where(operand: Operand) -> str:
+def where(operand: Operand, line_of: LineOf) -> str:
     """`on the CPU (created by torch.zeros without device=, line 9)`."""
     value = operand.value
     text = f"on {value.place.describe()}"
+    if value.kind is Kind.SEQ:
+        text = f"holds tensors on {value.place.describe()}"
     origin = value.origin
-    if origin is not None and origin.line:
-        text += f" ({origin.what}, line {origin.line})"
+    if origin is not None:
+        text += f" ({origin.what}, line {line_of(origin.node)})"
     return text
 
 
@@ -30,3 +37,20 @@ def device_expression(place: Place) -> str:
     if place.kind is PlaceKind.ACCEL and place.name:
         return f'"{place.name}"'
     return "device"
+
+
+def size_source(factory: cst.CSTNode) -> str | None:
+    """`X` for `torch.zeros(X.shape[0], n)`: the tensor whose device the new one should share."""
+    stack = [factory]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Attribute) and node.attr.value in ("shape", "size"):
+            name = dotted_name(node.value)
+            if name is not None:
+                return name
+        if isinstance(node, cst.Call) and dotted_name(node.func) == "len" and node.args:
+            name = dotted_name(node.args[0].value)
+            if name is not None:
+                return name
+        stack.extend(reversed(node.children))
+    return None

@@ -83,7 +83,6 @@ class Origin:
     """Why a value lives where it does: shown to the user."""
 
     node: cst.CSTNode
-    line: int
     what: str  # "comes from `train_loader`", "created by `torch.zeros` without `device=`"
     factory: bool = False  # a torch factory that put the tensor on the default (CPU) device
 

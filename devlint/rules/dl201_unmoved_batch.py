@@ -30,9 +30,12 @@ class UnmovedBatch(Rule):
             name = code(module, conflict.cpu.expr)
             device = conflict.device
             target = device_expression(device.value.place)
-            lives = "lives" if device.role == "module" else "is"
+            lives = "lives" if device.role == "module" or device.value.kind.value == "module" else "is"
             self.report(
                 conflict.node,
-                f"`{name}` {batch.what} (line {batch.line}) on the CPU, but `{code(module, device.expr)}` {lives} "
-                f"{where(device)}: move it first with `{name} = {name}.to({target})`",
+                f"`{name}` {batch.what} (line {self._line(batch.node)}) on the CPU, but `{code(module, device.expr)}` "
+                f"{lives} {where(device, self._line)}: move it first with `{name} = {name}.to({target})`",
             )
+
+    def _line(self, node: cst.CSTNode) -> int:
+        return self.ctx.code_range(node).start.line

@@ -23,8 +23,13 @@ class NumpyOnDevice(Rule):
     def visit_Module(self, node: cst.Module) -> None:
         for event in self.ctx.devices.run().numpy:
             tensor = code(self.ctx.module, event.tensor.expr)
-            self.report(
-                event.node,
-                f"`{event.via}` on `{tensor}`, which is {where(event.tensor)}: numpy cannot read accelerator memory; "
-                f"convert with `{tensor}.cpu()` first (or `.item()` for a number)",
-            )
+            if event.tensor.value.kind.value == "seq":
+                advice = "convert each tensor with `.item()` (or `.cpu()`) before collecting it"
+                what = f"`{tensor}`, which {where(event.tensor, self._line)}"
+            else:
+                advice = f"convert with `{tensor}.cpu()` first (or `.item()` for a number)"
+                what = f"`{tensor}`, which is {where(event.tensor, self._line)}"
+            self.report(event.node, f"`{event.via}` on {what}: numpy cannot read accelerator memory; {advice}")
+
+    def _line(self, node: cst.CSTNode) -> int:
+        return self.ctx.code_range(node).start.line

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devlint.analysis.describe import code
+from devlint.analysis.describe import code, size_source
 from devlint.rule import Rule
 from devlint.rules.dl301_mixed_devices import claimed_by_factory_rule
 
@@ -37,10 +37,11 @@ class FactoryWithoutDevice(Rule):
                 continue
             reported.add(id(origin.node))
             other = code(module, conflict.device.expr)
+            source = size_source(origin.node) or _plain(other) or "x"
             self.report(
                 origin.node,
                 f"`{code(module, origin.node)}` creates a CPU tensor (no `device=`) that meets `{other}` on the model's "
-                f"device at line {self._line(conflict.node)}: create it there with `device={_device_of(other)}`",
+                f"device at line {self._line(conflict.node)}: create it with `device={source}.device`",
             )
         for split in analysis.split_returns:
             node_ = split.factory.expr
@@ -58,6 +59,5 @@ class FactoryWithoutDevice(Rule):
         return self.ctx.code_range(node).start.line
 
 
-def _device_of(expression: str) -> str:
-    simple = expression.replace(".", "").replace("_", "").isalnum()
-    return f"{expression}.device" if simple else "x.device"
+def _plain(expression: str) -> str | None:
+    return expression if expression.replace(".", "").replace("_", "").isalnum() else None

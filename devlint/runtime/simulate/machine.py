@@ -1,0 +1,377 @@
+"""The simulated GPU machine: what ``torch.cuda`` answers while simulating.
+
+User code asks ``torch.cuda.is_available()`` before it chooses a device; if
+that answered False, the device-selection idiom would pick the CPU and the
+simulation would find nothing. So the machine replaces the ``torch.cuda`` and
+``torch.accelerator`` queries with plausible answers, and a few places in
+torch that would otherwise try to reach real CUDA memory (``torch.load``
+with ``map_location="cuda"``, the DataLoader's pinning, custom autograd
+functions' backward). ``Patches`` records every original and puts it back.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from types import ModuleType, SimpleNamespace
+from typing import Any
+
+import torch
+import torch.utils.data._utils.pin_memory as pin_memory_module
+from torch.autograd.function import BackwardCFunction, Function
+
+from .tags import CPU, MEMORY, device_of, place
+
+_TOTAL_MEMORY = 80 * 1024**3
+_RESERVE_BLOCK = 2 * 1024**2
+_MISSING = object()
+
+
+class SimulatedMachine:
+    """``devices`` simulated CUDA devices and the current one."""
+
+    name = "devlint simulated CUDA device"
+    capability = (8, 0)
+
+    def __init__(self, devices: int = 1) -> None:
+        if devices < 1:
+            raise ValueError(f"simulate_cuda needs at least one device, got devices={devices}")
+        self.devices = devices
+        self.current = 0
+        self.seed = 0
+        self._resolved: dict[Any, torch.device] = {}
+        self.cuda = [torch.device("cuda", i) for i in range(devices)]
+
+    # -- devices ----------------------------------------------------------
+
+    def resolve(self, device: Any) -> torch.device:
+        """The simulated device ``device`` names (``"cuda"`` is the current one)."""
+        if isinstance(device, torch.device) and device.type == "cpu":
+            return CPU
+        key = (device, self.current) if not isinstance(device, torch.device) else device
+        try:
+            return self._resolved[key]
+        except (KeyError, TypeError):
+            pass
+        if isinstance(device, int) and not isinstance(device, bool):
+            resolved = torch.device("cuda", device)
+        else:
+            resolved = torch.device(device)
+        if resolved.type == "cuda":
+            index = self.current if resolved.index is None else resolved.index
+            if not 0 <= index < self.devices:
+                raise RuntimeError(
+                    f"CUDA error: invalid device ordinal: cuda:{index} does not exist "
+                    f"(the simulation has {self.devices} device{'s' if self.devices > 1 else ''})"
+                )
+            resolved = self.cuda[index]
+        if resolved.type == "cuda" and (isinstance(device, str) and ":" not in device or (
+            isinstance(device, torch.device) and device.index is None
+        )):
+            # "cuda" follows set_device(): do not cache it across changes
+            self._resolved[(device, self.current) if not isinstance(device, torch.device) else (device, self.current)] = resolved
+            return resolved
+        try:
+            self._resolved[key] = resolved
+        except TypeError:
+            pass
+        return resolved
+
+    def index(self, device: Any = None) -> int:
+        if device is None:
+            return self.current
+        resolved = self.resolve(device)
+        return resolved.index if resolved.type == "cuda" else self.current
+
+    # -- torch.cuda -------------------------------------------------------
+
+    def is_available(self) -> bool:
+        return True
+
+    def device_count(self) -> int:
+        return self.devices
+
+    def current_device(self) -> int:
+        return self.current
+
+    def set_device(self, device: Any) -> None:
+        self.current = self.index(device)
+
+    def get_device_name(self, device: Any = None) -> str:
+        self.index(device)
+        return self.name
+
+    def get_device_capability(self, device: Any = None) -> tuple[int, int]:
+        self.index(device)
+        return self.capability
+
+    def get_device_properties(self, device: Any = None) -> SimpleNamespace:
+        self.index(device)
+        return SimpleNamespace(
+            name=self.name,
+            major=self.capability[0],
+            minor=self.capability[1],
+            total_memory=_TOTAL_MEMORY,
+            multi_processor_count=108,
+            is_integrated=False,
+            is_multi_gpu_board=False,
+        )
+
+    def synchronize(self, device: Any = None) -> None:
+        self.index(device)
+
+    def is_initialized(self) -> bool:
+        return True
+
+    def nothing(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def manual_seed(self, seed: int) -> None:
+        self.seed = int(seed)
+
+    def reseed(self) -> None:
+        self.seed = int(torch.initial_seed())
+
+    def initial_seed(self) -> int:
+        return self.seed
+
+    def get_rng_state(self, device: Any = "cuda") -> torch.Tensor:
+        # Simulated CUDA draws from the CPU generator; the CPU state is what
+        # fork_rng and checkpointing save and restore alongside this one.
+        self.index(device)
+        return torch.get_rng_state()
+
+    def get_rng_state_all(self) -> list[torch.Tensor]:
+        return [torch.get_rng_state() for _ in range(self.devices)]
+
+    def memory_allocated(self, device: Any = None) -> int:
+        return MEMORY.allocated[self.index(device)]
+
+    def max_memory_allocated(self, device: Any = None) -> int:
+        return MEMORY.peak[self.index(device)]
+
+    def memory_reserved(self, device: Any = None) -> int:
+        allocated = self.memory_allocated(device)
+        return -(-allocated // _RESERVE_BLOCK) * _RESERVE_BLOCK
+
+    def max_memory_reserved(self, device: Any = None) -> int:
+        peak = self.max_memory_allocated(device)
+        return -(-peak // _RESERVE_BLOCK) * _RESERVE_BLOCK
+
+    def reset_peak_memory_stats(self, device: Any = None) -> None:
+        MEMORY.reset_peak(self.index(device))
+
+    def mem_get_info(self, device: Any = None) -> tuple[int, int]:
+        return _TOTAL_MEMORY - self.memory_reserved(device), _TOTAL_MEMORY
+
+    def memory_stats(self, device: Any = None) -> dict[str, int]:
+        return {
+            "allocated_bytes.all.current": self.memory_allocated(device),
+            "allocated_bytes.all.peak": self.max_memory_allocated(device),
+            "reserved_bytes.all.current": self.memory_reserved(device),
+            "reserved_bytes.all.peak": self.max_memory_reserved(device),
+        }
+
+    def memory_summary(self, device: Any = None, abbreviated: bool = False) -> str:
+        stats = self.memory_stats(device)
+        return "\n".join(f"{key}: {value}" for key, value in stats.items())
+
+    def device_context(self) -> type:
+        machine = self
+
+        class device:  # noqa: N801 - stands in for torch.cuda.device
+            def __init__(self, device: Any) -> None:
+                self.idx = -1 if device is None else machine.index(device)
+                self.prev_idx = -1
+
+            def __enter__(self) -> None:
+                self.prev_idx = machine.current
+                if self.idx >= 0:
+                    machine.current = self.idx
+
+            def __exit__(self, *exc: object) -> bool:
+                machine.current = self.prev_idx
+                return False
+
+        return device
+
+    def device_of(self, tensor: torch.Tensor) -> Any:
+        where = device_of(tensor)
+        return self.device_context()(where.index if where.type == "cuda" else None)
+
+    # -- torch.accelerator ------------------------------------------------
+
+    def current_accelerator(self, check_available: bool = False) -> torch.device:
+        return torch.device("cuda")
+
+
+class Patches:
+    """Attributes replaced while simulating, with their originals."""
+
+    def __init__(self) -> None:
+        self._saved: list[tuple[Any, str, Any]] = []
+
+    def set(self, owner: Any, name: str, value: Any) -> None:
+        self._saved.append((owner, name, owner.__dict__.get(name, _MISSING) if isinstance(owner, type) else getattr(owner, name, _MISSING)))
+        setattr(owner, name, value)
+
+    def restore(self) -> None:
+        while self._saved:
+            owner, name, value = self._saved.pop()
+            if value is _MISSING:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, value)
+
+
+def install(machine: SimulatedMachine, reenter: Callable[[], Any]) -> Patches:
+    """Replace torch's CUDA queries for ``machine``; ``reenter()`` re-activates the mode."""
+    patches = Patches()
+    cuda: ModuleType = torch.cuda
+    answers: dict[str, Any] = {
+        "is_available": machine.is_available,
+        "device_count": machine.device_count,
+        "current_device": machine.current_device,
+        "set_device": machine.set_device,
+        "get_device_name": machine.get_device_name,
+        "get_device_capability": machine.get_device_capability,
+        "get_device_properties": machine.get_device_properties,
+        "synchronize": machine.synchronize,
+        "is_initialized": machine.is_initialized,
+        "init": machine.nothing,
+        "_lazy_init": machine.nothing,
+        "manual_seed": machine.manual_seed,
+        "manual_seed_all": machine.manual_seed,
+        "seed": machine.reseed,
+        "seed_all": machine.reseed,
+        "initial_seed": machine.initial_seed,
+        "get_rng_state": machine.get_rng_state,
+        "set_rng_state": machine.nothing,
+        "get_rng_state_all": machine.get_rng_state_all,
+        "set_rng_state_all": machine.nothing,
+        "memory_allocated": machine.memory_allocated,
+        "max_memory_allocated": machine.max_memory_allocated,
+        "memory_reserved": machine.memory_reserved,
+        "max_memory_reserved": machine.max_memory_reserved,
+        "reset_peak_memory_stats": machine.reset_peak_memory_stats,
+        "reset_max_memory_allocated": machine.reset_peak_memory_stats,
+        "empty_cache": machine.nothing,
+        "mem_get_info": machine.mem_get_info,
+        "memory_stats": machine.memory_stats,
+        "memory_summary": machine.memory_summary,
+        "device": machine.device_context(),
+        "device_of": machine.device_of,
+        "is_bf16_supported": machine.is_available,
+        "get_arch_list": lambda: ["sm_80"],
+    }
+    for name, value in answers.items():
+        patches.set(cuda, name, value)
+    accelerator = torch.accelerator
+    for name, value in {
+        "is_available": machine.is_available,
+        "current_accelerator": machine.current_accelerator,
+        "device_count": machine.device_count,
+        "current_device_index": machine.current_device,
+        "current_device_idx": machine.current_device,
+        "set_device_index": machine.set_device,
+        "set_device_idx": machine.set_device,
+        "synchronize": machine.synchronize,
+    }.items():
+        patches.set(accelerator, name, value)
+
+    # The DataLoader pins batches when an accelerator is present (also in its
+    # pin-memory thread, where the mode is not active); a CPU-only build
+    # cannot page-lock memory, and pinned memory is host memory anyway.
+    patches.set(pin_memory_module, "pin_memory", lambda data, device=None: data)
+
+    load = torch.load
+    patches.set(torch, "load", _simulated_load(load, machine))
+
+    _install_autograd_functions(patches, reenter)
+    return patches
+
+
+def _simulated_load(load: Callable[..., Any], machine: SimulatedMachine) -> Callable[..., Any]:
+    """``torch.load`` whose ``map_location`` may name a simulated CUDA device."""
+
+    @functools.wraps(load)
+    def simulated(f: Any, map_location: Any = None, *args: Any, **kwargs: Any) -> Any:
+        target: torch.device | None = None
+        if isinstance(map_location, (str, torch.device, int)) and not isinstance(map_location, bool):
+            where = machine.resolve(map_location)
+            if where.type == "cuda":
+                target, map_location = where, "cpu"
+        elif isinstance(map_location, dict):
+            # {"cuda:1": "cuda:0"}: every location is host memory here
+            values = {machine.resolve(v) for v in map_location.values()}
+            cuda = [v for v in values if v.type == "cuda"]
+            if cuda:
+                target, map_location = cuda[0], "cpu"
+        result = load(f, map_location, *args, **kwargs)
+        if target is not None:
+            _place_all(result, target)
+        return result
+
+    return simulated
+
+
+def _place_all(value: Any, device: torch.device, depth: int = 0) -> None:
+    if depth > 20:
+        return
+    if isinstance(value, torch.Tensor):
+        place(value, device)
+    elif isinstance(value, torch.nn.Module):
+        for tensor in value.state_dict(keep_vars=True).values():
+            place(tensor, device)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _place_all(item, device, depth + 1)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _place_all(item, device, depth + 1)
+
+
+def _install_autograd_functions(patches: Patches, reenter: Callable[[], Any]) -> None:
+    """Keep custom ``autograd.Function.backward`` inside the simulation.
+
+    The autograd engine calls ``backward()`` with the function mode off and
+    with gradients that carry no tag, so a backward that multiplies the
+    incoming gradient by a saved CUDA tensor would look like a CPU/CUDA mix.
+    The forward's output devices are recorded on the ``ctx`` node and given
+    to the gradients, and the mode is re-entered for the user's code.
+    """
+    original_apply = Function.__dict__["apply"].__func__
+
+    def apply(cls: type, *args: Any, **kwargs: Any) -> Any:
+        result = original_apply(cls, *args, **kwargs)
+        outputs = result if isinstance(result, tuple) else (result,)
+        node = None
+        devices = []
+        for output in outputs:
+            if isinstance(output, torch.Tensor):
+                node = node or output.grad_fn
+                devices.append(device_of(output))
+            else:
+                devices.append(None)
+        if isinstance(node, BackwardCFunction):
+            node._devlint_devices = devices  # type: ignore[attr-defined]
+        return result
+
+    patches.set(Function, "apply", classmethod(apply))
+
+    for name in ("apply", "apply_boxed"):
+        original = BackwardCFunction.__dict__.get(name)
+        if original is None:
+            continue
+
+        def backward(ctx: Any, *grads: Any, _original: Callable[..., Any] = original) -> Any:
+            devices = getattr(ctx, "_devlint_devices", ())
+            flat = grads[0] if len(grads) == 1 and isinstance(grads[0], list) else grads
+            for grad, device in zip(flat, devices):
+                if isinstance(grad, torch.Tensor) and device is not None and device.type == "cuda":
+                    if device_of(grad).type == "cpu":
+                        place(grad, device)
+            with reenter():
+                return _original(ctx, *grads)
+
+        patches.set(BackwardCFunction, name, backward)
