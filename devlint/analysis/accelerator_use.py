@@ -8,13 +8,28 @@ tensor's `.device` makes the answer yes.
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from devlint.analysis.guards import device_type_of_string, string_value
 from devlint.analysis.torchnames import ACCELERATOR_TYPES
 from devlint.names import ImportTable
 
-_WORDS = ("cuda", "gpu", "mps", "xpu", "accelerat", "local_rank", "hpu", "npu", "tpu", "xla")
+_WORDS = frozenset({"cuda", "gpu", "gpus", "mps", "xpu", "accelerator", "accel", "hpu", "npu", "tpu", "xla", "nccl", "rank"})
+_PARTS = re.compile(r"[a-z]+")
+
+
+def _names_accelerator(identifier: str) -> bool:
+    """Whole words only: `use_cuda`, `ngpu`... but not `input` (npu) or `output` (tpu)."""
+    lowered = identifier.lower()
+    return any(part in _WORDS or part in ("ngpu", "cudnn") for part in _PARTS.findall(lowered.replace("_", " ")))
+
+
+def _string_names_accelerator(value: str) -> bool:
+    return device_type_of_string(value) in ACCELERATOR_TYPES or any(
+        part in ACCELERATOR_TYPES for part in re.split(r"[^a-z]+", value.lower()) if part
+    ) and len(value) < 40
 
 
 def _is_cpu_device(expr: cst.BaseExpression, names: ImportTable) -> bool:
@@ -39,17 +54,17 @@ class _Finder(cst.CSTVisitor):
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         value = string_value(node)
-        if value is not None and any(word in value.lower() for word in ACCELERATOR_TYPES):
+        if value is not None and _string_names_accelerator(value):
             self.found = True
 
     def visit_Name(self, node: cst.Name) -> None:
-        if any(word in node.value.lower() for word in _WORDS):
+        if _names_accelerator(node.value):
             self.found = True
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if self.names.qualify(node) == "torch.device":
             return
-        if node.attr.value == "device" or any(word in node.attr.value.lower() for word in _WORDS):
+        if node.attr.value == "device" or _names_accelerator(node.attr.value):
             self.found = True
 
     def visit_Param(self, node: cst.Param) -> None:

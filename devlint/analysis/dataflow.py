@@ -25,6 +25,7 @@ from devlint.analysis.facts import CPU, INPUT_DEVICE, MODULE_DEVICE, Kind, Origi
 from devlint.analysis.guards import device_type_of_string, string_value
 from devlint.analysis.program import ClassInfo, FunctionInfo, Program
 from devlint.analysis.tables import (
+    CROSS_DEVICE_METHODS,
     DTYPES,
     MOVE_HELPER_WORDS,
     NON_TENSOR_METHODS,
@@ -1188,7 +1189,7 @@ class _Run:
         if receiver.kind is Kind.TENSOR or receiver.kind is Kind.UNKNOWN and receiver.place.kind is PlaceKind.FOLLOWS and method not in NON_TENSOR_METHODS:
             if method in NON_TENSOR_METHODS or method in SHAPE_ONLY_METHODS:
                 return F.SCALAR
-            if method in ("expand_as", "view_as", "reshape_as"):
+            if method in CROSS_DEVICE_METHODS:
                 return receiver.at(receiver.place, kind=Kind.TENSOR, scalar=False)
             operands = [(func.value, receiver), *self._flat(args)]
             result = self.combine(node, operands)

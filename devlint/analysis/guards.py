@@ -78,6 +78,12 @@ class AcceleratorGuards:
         """Which branch of an `if test` is guarded: (body, orelse)."""
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             return False, self.mentions_accelerator_check(test.expression)
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+            # `if not torch.cuda.is_available() or not flash: return`: past it, CUDA is there.
+            _, left = self._split(test.left)
+            _, right = self._split(test.right)
+            if left or right:
+                return False, True
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
             op = test.comparisons[0].operator
             values = [string_value(test.left), string_value(test.comparisons[0].comparator)]
@@ -91,6 +97,10 @@ class AcceleratorGuards:
 
     # -- tracking during the walk ------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
+        names = [dotted_name(target.target) for target in node.targets]
+        if "pytestmark" in names and self.mentions_accelerator_check(node.value):
+            # A test module skipped without CUDA runs only where CUDA is.
+            self._block_guards[0] += 1
         if self.mentions_accelerator_check(node.value):
             for target in node.targets:
                 dotted = dotted_name(target.target)

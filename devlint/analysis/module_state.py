@@ -407,6 +407,21 @@ class FileIndex:
             return self._bases_are_modules(node, set())
         return self.is_module(name)
 
+    def moved_by_to(self, node: cst.ClassDef) -> bool:
+        """An nn.Module whose attributes `model.to()` moves by the standard rules.
+
+        A class that overrides `_apply` / `to` / `cuda` (YOLOv5's Detect moves its
+        plain `stride` and `grid` tensors that way) handles its own state.
+        """
+        if not self.is_module_class(node):
+            return False
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        names = {s.name.value for s in body if isinstance(s, cst.FunctionDef)}
+        for base in node.bases:
+            if isinstance(base.value, cst.Name) and base.value.value in self.classes:
+                names |= self.class_level_names(base.value.value)
+        return not names & {"_apply", "to", "cuda"}
+
     def is_module(self, name: str) -> bool:
         if name not in self._module_memo:
             self._module_memo[name] = False  # cycles: not a module
@@ -575,6 +590,7 @@ class AttrState:
     filled: bool = False  # an empty container that received stateful modules
     fill_keys: list[cst.BaseExpression] = field(default_factory=list)
     used_to_register: bool = False  # passed to nn.Sequential(*self.x), add_module, ...
+    parameter_elsewhere: bool = False  # named in register_parameter somewhere on the constructor path
 
 
 @dataclass
@@ -741,6 +757,14 @@ class _ConstructorWalk:
                     if isinstance(name, str):
                         self.state.attr(name).registered = True
                         self.self_attrs[name] = BUFFER
+                continue
+            if isinstance(func, cst.Attribute) and scope.is_self(func.value) and func.attr.value == "register_parameter":
+                # Usually `register_parameter("bias", None)` in the other branch of an `if`:
+                # the name is a parameter's there, so a buffer of that name cannot be added.
+                if call.args and isinstance(call.args[0].value, cst.SimpleString):
+                    name = call.args[0].value.evaluated_value
+                    if isinstance(name, str):
+                        self.state.attr(name).parameter_elsewhere = True
                 continue
             if _registers(scope, call):
                 for arg in call.args:

@@ -24,6 +24,11 @@ NON_TENSOR_METHODS = frozenset(
     }
 )
 SHAPE_ONLY_METHODS = frozenset({"size", "dim", "numel", "nelement"})
+# Tensor methods that legitimately take an argument from another device:
+# copies between devices, 0-dim fill values, shape-only templates, CPU indices.
+CROSS_DEVICE_METHODS = frozenset(
+    {"copy_", "fill_", "set_", "expand_as", "view_as", "reshape_as", "type_as", "index_put_", "index_put", "to", "new_tensor"}
+)
 # Tensor attributes that are tensors on the same device.
 SAME_PLACE_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "data", "grad", "real", "imag"})
 

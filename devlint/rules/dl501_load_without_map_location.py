@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from devlint.analysis.torchnames import LOAD_FUNCTIONS
+from devlint.names import dotted_name
 from devlint.fixes import add_map_location
 from devlint.rule import Rule
 
@@ -14,8 +15,10 @@ class LoadWithoutMapLocation(Rule):
     CPU-only machine `torch.load` raises "Attempting to deserialize object on
     a CUDA device". `map_location` makes the load portable.
 
-    A file that never names an accelerator (pure CPU code saving and reloading
-    its own checkpoints) is not reported.
+    A file that never names an accelerator (pure CPU code), and a load of a
+    checkpoint the same script saved (same path expression, also through
+    `with open(path) as f`), are not reported: that file was written on the
+    machine reading it.
     """
 
     code = "DL501"
@@ -24,6 +27,32 @@ class LoadWithoutMapLocation(Rule):
     needles = ("load",)
     # Unsafe: the tensors then load where map_location says, not where they were saved.
     fix = "unsafe"
+
+    def __init__(self, ctx) -> None:  # noqa: ANN001
+        super().__init__(ctx)
+        self._opened: dict[str, str] = {}  # `f` -> `args.save` for `with open(args.save) as f`
+        self._saved: set[str] | None = None
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        call = node.item
+        if node.asname is not None and isinstance(call, cst.Call) and dotted_name(call.func) == "open" and call.args:
+            target = dotted_name(node.asname.name)  # type: ignore[arg-type]
+            if target is not None:
+                self._opened[target] = self._text(call.args[0].value)
+
+    def _text(self, expr: cst.BaseExpression) -> str:
+        name = dotted_name(expr)
+        if name is not None and name in self._opened:
+            return self._opened[name]
+        return " ".join(self.ctx.module.code_for_node(expr).split())
+
+    def _saved_paths(self) -> set[str]:
+        """Path expressions this file hands to torch.save (resolved through `with open`)."""
+        if self._saved is None:
+            finder = _SaveFinder(self)
+            self.ctx.module.visit(finder)
+            self._saved = finder.paths
+        return self._saved
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.ctx.qualify(node.func) not in LOAD_FUNCTIONS:
@@ -35,6 +64,8 @@ class LoadWithoutMapLocation(Rule):
             return
         if not self.ctx.may_use_accelerator:
             return
+        if node.args and not node.args[0].keyword and self._text(node.args[0].value) in self._saved_paths():
+            return
         call = self.ctx.module.code_for_node(node.func)
         self.report(
             node,
@@ -42,3 +73,24 @@ class LoadWithoutMapLocation(Rule):
             "pass `map_location=device` (or `map_location=\"cpu\"`)",
             add_map_location(self.ctx, node),
         )
+
+
+class _SaveFinder(cst.CSTVisitor):
+    def __init__(self, rule: LoadWithoutMapLocation) -> None:
+        super().__init__()
+        self.rule = rule
+        self.opened: dict[str, str] = {}
+        self.paths: set[str] = set()
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        call = node.item
+        if node.asname is not None and isinstance(call, cst.Call) and dotted_name(call.func) == "open" and call.args:
+            target = dotted_name(node.asname.name)  # type: ignore[arg-type]
+            if target is not None:
+                self.opened[target] = " ".join(self.rule.ctx.module.code_for_node(call.args[0].value).split())
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.rule.ctx.names.qualify(node.func) in ("torch.save", "torch.serialization.save") and len(node.args) >= 2:
+            expr = node.args[1].value
+            name = dotted_name(expr)
+            self.paths.add(self.opened.get(name, "") if name in self.opened else " ".join(self.rule.ctx.module.code_for_node(expr).split()))
