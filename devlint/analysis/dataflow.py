@@ -25,6 +25,9 @@ from devlint.analysis.facts import CPU, INPUT_DEVICE, MODULE_DEVICE, Kind, Origi
 from devlint.analysis.guards import device_type_of_string, string_value
 from devlint.analysis.program import ClassInfo, FunctionInfo, Program
 from devlint.analysis.tables import (
+    CONFIG_NAMES,
+    CPU_ARGUMENTS,
+    PARAMETER_CLASSES,
     CROSS_DEVICE_METHODS,
     DTYPES,
     MOVE_HELPER_WORDS,
@@ -308,7 +311,8 @@ class _Run:
         name = dotted_name(target)
         if name is None:
             return
-        if value.kind is Kind.DEVICE and value.place.kind is PlaceKind.DEVICE and not value.place.name:
+        if value.kind is Kind.DEVICE and value.place.kind is PlaceKind.DEVICE and (not value.place.name or is_device_name(name.rsplit(".", 1)[-1], self.solver.settings)):
+            # "the device" is called what the code calls it here: `self.device`, `device`.
             value = value.at(Place(PlaceKind.DEVICE, name))
         self.env[name] = value
         # Rebinding `x` forgets what was known about `x.attr`.
@@ -369,6 +373,8 @@ class _Run:
             left = self.eval(small.target)
             right = self.eval(small.value)
             result = self.combine(small, [(small.target, left), (small.value, right)])
+            if left.kind is Kind.TENSOR and left.place.known:
+                result = left  # in place: `total += x` leaves `total` where it was
             self._assign(small.target, result, small)
         elif isinstance(small, cst.Expr):
             self.exec_expr_statement(small.value)
@@ -398,13 +404,15 @@ class _Run:
         if isinstance(target, cst.Attribute) and isinstance(target.value, (cst.Name, cst.Attribute)):
             base = dotted_name(target.value)
             if base is not None and self.func is not None and base == self.func.self_param and self.in_module_method:
-                value = self._module_attribute(value)
+                value = self._module_attribute(value, source)
         self.bind(target, value)
 
-    def _module_attribute(self, value: Value) -> Value:
-        """What `self.x = value` means inside a Module: submodules follow the module."""
+    def _module_attribute(self, value: Value, source: cst.CSTNode) -> Value:
+        """What `self.x = value` means inside a Module: submodules and parameters follow the module."""
+        if isinstance(source, cst.Call) and self.qualify(source.func) in PARAMETER_CLASSES:
+            return Value(Kind.TENSOR, MODULE_DEVICE)
         if value.kind is Kind.MODULE or value.kind is Kind.INSTANCE and value.cls in self.solver.program.classes and self.solver.program.classes[value.cls].is_module:
-            return value.at(MODULE_DEVICE)
+            return replace(value, kind=Kind.MODULE, place=MODULE_DEVICE, origin=None)
         if value.kind is Kind.TENSOR and value.place.kind is not PlaceKind.UNKNOWN or value.kind is Kind.SEQ:
             # A plain tensor attribute, or modules in a plain list, are DL401's and DL402's
             # business: one root cause, one finding, so assume nothing here.
@@ -437,7 +445,8 @@ class _Run:
                         item = item.elem if item.kind is Kind.SEQ and item.elem is not None else F.UNKNOWN
                     if container.kind is Kind.SEQ:
                         elem = item if container.elem is None or container.elem.kind is Kind.NONE else F.join(container.elem, item)
-                        self.env[name] = replace(container, elem=elem)
+                        parts = F.merge_parts(container.parts, item.parts if item.kind is Kind.SEQ else (item,))
+                        self.env[name] = Value(Kind.SEQ, elem=elem, parts=parts)
                     return
             if method == "register_buffer" and self.func is not None and dotted_name(receiver_expr) == self.func.self_param:
                 for arg in expr.args:
@@ -590,7 +599,7 @@ class _Run:
         if kind == "cpu":
             return Value(Kind.DEVICE, CPU)
         if kind in ACCELERATOR_TYPES:
-            return Value(Kind.DEVICE, Place(PlaceKind.ACCEL, kind or ""))
+            return Value(Kind.DEVICE, Place(PlaceKind.ACCEL, value or ""))
         return F.UNKNOWN
 
     def eval_FormattedString(self, node: cst.FormattedString) -> Value:
@@ -614,7 +623,8 @@ class _Run:
         base = self.eval(node.value)
         attr = node.attr.value
         if attr == "device":
-            if base.place.known or base.place.kind is PlaceKind.FOLLOWS:
+            holder = base.place.kind is PlaceKind.FOLLOWS and base.kind is not Kind.TENSOR and base.place.name in CONFIG_NAMES
+            if base.place.known or base.place.kind is PlaceKind.FOLLOWS and not holder:
                 return Value(Kind.DEVICE, base.place)
             return Value(Kind.DEVICE, Place(PlaceKind.DEVICE, name or "device"))
         if base.batch is not None:
@@ -740,7 +750,10 @@ class _Run:
         for element in elements:
             value = self.eval(element.value)
             if isinstance(element, cst.StarredElement):
-                value = value.elem if value.kind is Kind.SEQ and value.elem is not None else F.UNKNOWN
+                if value.kind is Kind.SEQ and value.parts:
+                    value = replace(value.elem or F.UNKNOWN, parts=value.parts, kind=Kind.SEQ)
+                else:
+                    value = value.elem if value.kind is Kind.SEQ and value.elem is not None else F.UNKNOWN
             out.append((element.value, value))
         return out
 
@@ -751,9 +764,11 @@ class _Run:
     def eval_List(self, node: cst.List | cst.Set) -> Value:
         items = self._elements(node.elements)
         elem: Value = F.NONE
-        for _, value in items:
+        parts: list[Value] = []
+        for expr, value in items:
             elem = F.join(elem, value) if elem.kind is not Kind.NONE else value
-        return Value(Kind.SEQ, elem=elem)
+            parts.extend(value.parts if value.kind is Kind.SEQ else (value,))
+        return Value(Kind.SEQ, elem=elem, parts=F.merge_parts(tuple(parts)))
 
     eval_Set = eval_List
 
@@ -906,7 +921,7 @@ class _Run:
         out = []
         for expr, value in args:
             if value.kind is Kind.SEQ and (value.elem is not None or isinstance(value, _TupleValue)):
-                items = list(value.items) if isinstance(value, _TupleValue) else [value.elem]
+                items = list(value.items) if isinstance(value, _TupleValue) else list(value.parts or (value.elem,))
                 elements = getattr(expr, "elements", None)
                 if elements is not None and len(elements) == len(items):
                     out.extend((el.value, item) for el, item in zip(elements, items))
@@ -963,6 +978,10 @@ class _Run:
             args = self._args(node)
             if qualified in ("torch.load", "torch.save", "torch.manual_seed", "torch.is_tensor", "torch.numel", "torch.set_default_device"):
                 return F.UNKNOWN
+            if qualified in CPU_ARGUMENTS:
+                # Arguments PyTorch wants on the CPU whatever the device (RNN lengths, CTC targets).
+                keep = CPU_ARGUMENTS[qualified]
+                args = [(expr, value) for index, ((expr, value), arg) in enumerate(zip(args, node.args)) if (arg.keyword.value if arg.keyword else index) in keep]
             result = self.combine(node, self._flat(args))
             if result.kind is Kind.UNKNOWN and result.place.kind is PlaceKind.FOLLOWS:
                 return replace(result, kind=Kind.TENSOR)
@@ -1226,6 +1245,8 @@ class _Run:
         else:
             place = self._to_target(node, args, receiver)
             what = "moved by `.to()`"
+            if place == receiver.place and receiver.origin is not None:
+                return replace(receiver, kind=receiver.kind if receiver.kind is not Kind.UNKNOWN else Kind.UNKNOWN)
         kind = receiver.kind if receiver.kind in (Kind.TENSOR, Kind.MODULE, Kind.INSTANCE) else (Kind.TENSOR if receiver.batch is not None else Kind.UNKNOWN)
         if receiver.kind is Kind.INSTANCE and receiver.cls in self.solver.program.classes and self.solver.program.classes[receiver.cls].is_module:
             kind = Kind.MODULE

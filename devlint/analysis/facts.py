@@ -98,6 +98,7 @@ class Value:
     cls: str = ""  # INSTANCE / MODULE: the local class name, if known
     scalar: bool = False  # a 0-dim tensor or Python number: PyTorch lets it mix
     in_module: str = ""  # the Module class whose method created it (for DL303)
+    parts: tuple["Value", ...] = ()  # SEQ: elements on different known devices, kept apart for cat/stack
 
     def at(self, place: Place, origin: Origin | None = None, **changes: object) -> "Value":
         return replace(self, place=place, origin=origin or self.origin, **changes)  # type: ignore[arg-type]
@@ -127,6 +128,7 @@ def join(a: Value, b: Value) -> Value:
     elem = None
     if a.elem is not None and b.elem is not None:
         elem = join(a.elem, b.elem)
+    parts = merge_parts(a.parts, b.parts)
     return Value(
         kind=kind,
         place=place,
@@ -137,4 +139,15 @@ def join(a: Value, b: Value) -> Value:
         cls=a.cls if a.cls == b.cls else "",
         scalar=a.scalar and b.scalar,
         in_module=a.in_module if a.in_module == b.in_module else "",
+        parts=parts if kind is Kind.SEQ else (),
     )
+
+
+def merge_parts(*groups: "tuple[Value, ...]") -> "tuple[Value, ...]":
+    """Distinct known placements among a collection's elements (at most one per place)."""
+    seen: dict[Place, Value] = {}
+    for group in groups:
+        for value in group:
+            if value.place.known and value.place not in seen:
+                seen[value.place] = value
+    return tuple(seen.values())

@@ -74,3 +74,18 @@ def is_device_name(name: str, settings: Settings) -> bool:
 
 def is_loader_name(name: str, settings: Settings) -> bool:
     return name in settings.loaders or _LOADER_NAME.search(name) is not None
+
+# Arguments that take part in device checks, by position or keyword; the others
+# must (or may) stay on the CPU: sequence lengths, CTC targets and lengths.
+CPU_ARGUMENTS: dict[str, frozenset[int | str]] = {
+    "torch.nn.utils.rnn.pack_padded_sequence": frozenset({0, "input"}),
+    "torch.nn.functional.ctc_loss": frozenset({0, "log_probs"}),
+    "torch.ctc_loss": frozenset({0, "log_probs"}),
+}
+
+PARAMETER_CLASSES = frozenset(
+    {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.ParameterList", "torch.nn.ParameterDict", "torch.nn.Buffer"}
+)
+
+# Parameter names of configuration objects: `cfg.device` is the run-time device, not a tensor's.
+CONFIG_NAMES = frozenset({"cfg", "config", "args", "opt", "opts", "options", "hparams", "hp", "conf", "settings", "params", "flags"})

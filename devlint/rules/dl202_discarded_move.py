@@ -5,6 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from devlint.analysis.describe import code
+from devlint.fixes import assign_result
+from devlint.names import dotted_name
 from devlint.rule import Rule
 
 
@@ -19,13 +21,19 @@ class DiscardedMove(Rule):
     name = "discarded-move"
     summary = "`t.to(...)` / `t.cuda()` / `t.cpu()` on a tensor whose result is discarded"
     needles = (".to(", ".cuda(", ".cpu(")
+    fix = "safe"
 
     def visit_Module(self, node: cst.Module) -> None:
         for event in self.ctx.devices.run().discarded:
             target = code(self.ctx.module, event.target)
             call = code(self.ctx.module, event.node, 60)
+            if dotted_name(event.target) is not None:
+                advice = f"assign it: `{target} = {call}`"
+            else:
+                advice = "assign the result to a variable and use that"
             self.report(
                 event.node,
                 f"`{call}` returns a moved copy that is thrown away: tensors are not moved in place, "
-                f"so `{target}` stays where it was; assign it: `{target} = {call}`",
+                f"so `{target}` stays where it was; {advice}",
+                assign_result(self.ctx, event.node),
             )

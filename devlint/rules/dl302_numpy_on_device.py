@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from devlint.analysis.describe import code, where
+from devlint.fixes import append_cpu, cpu_before_numpy
 from devlint.rule import Rule
 
 
@@ -19,17 +20,20 @@ class NumpyOnDevice(Rule):
     name = "numpy-on-device"
     summary = "`.numpy()` (or `np.asarray(t)`, `np.array(t)`) on a tensor that may be on an accelerator, without `.cpu()`"
     needles = ("numpy", "np.")
+    fix = "safe"
 
     def visit_Module(self, node: cst.Module) -> None:
         for event in self.ctx.devices.run().numpy:
             tensor = code(self.ctx.module, event.tensor.expr)
+            fix = None
             if event.tensor.value.kind.value == "seq":
                 advice = "convert each tensor with `.item()` (or `.cpu()`) before collecting it"
                 what = f"`{tensor}`, which {where(event.tensor, self._line)}"
             else:
                 advice = f"convert with `{tensor}.cpu()` first (or `.item()` for a number)"
                 what = f"`{tensor}`, which is {where(event.tensor, self._line)}"
-            self.report(event.node, f"`{event.via}` on {what}: numpy cannot read accelerator memory; {advice}")
+                fix = cpu_before_numpy(self.ctx, event.node) if event.via == ".numpy()" else append_cpu(self.ctx, event.tensor.expr)
+            self.report(event.node, f"`{event.via}` on {what}: numpy cannot read accelerator memory; {advice}", fix)
 
     def _line(self, node: cst.CSTNode) -> int:
         return self.ctx.code_range(node).start.line

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from devlint.analysis.describe import code, size_source
+from devlint.fixes import add_device_keyword
 from devlint.rule import Rule
 from devlint.rules.dl301_mixed_devices import claimed_by_factory_rule
 
@@ -23,6 +24,7 @@ class FactoryWithoutDevice(Rule):
     code = "DL303"
     name = "factory-without-device"
     summary = "a tensor created inside `forward()` without `device=` (so on the CPU) and combined with the inputs or parameters"
+    fix = "safe"
 
     def visit_Module(self, node: cst.Module) -> None:
         analysis = self.ctx.devices.run()
@@ -37,11 +39,18 @@ class FactoryWithoutDevice(Rule):
                 continue
             reported.add(id(origin.node))
             other = code(module, conflict.device.expr)
-            source = size_source(origin.node) or _plain(other) or "x"
+            source = size_source(origin.node)
+            if source is not None:
+                advice = f"create it with `device={source}.device`"
+            elif _plain(other):
+                advice = f"create it with `device={other}.device`"
+            else:
+                advice = "create it on the inputs' device (`device=x.device` for an input `x`)"
             self.report(
                 origin.node,
                 f"`{code(module, origin.node)}` creates a CPU tensor (no `device=`) that meets `{other}` on the model's "
-                f"device at line {self._line(conflict.node)}: create it with `device={source}.device`",
+                f"device at line {self._line(conflict.node)}: {advice}",
+                _fix(self.ctx, origin.node, source),
             )
         for split in analysis.split_returns:
             node_ = split.factory.expr
@@ -53,6 +62,7 @@ class FactoryWithoutDevice(Rule):
                 node_,
                 f"`{code(module, node_)}` creates a CPU tensor (no `device=`) that `{split.function}()` returns where its "
                 f"other path returns a tensor on `{param}`'s device: create it with `device={param}.device`",
+                _fix(self.ctx, node_, param),
             )
 
     def _line(self, node: cst.CSTNode) -> int:
@@ -60,4 +70,11 @@ class FactoryWithoutDevice(Rule):
 
 
 def _plain(expression: str) -> str | None:
-    return expression if expression.replace(".", "").replace("_", "").isalnum() else None
+    """A bare variable name (an attribute such as `self.proj` may be a module, with no `.device`)."""
+    return expression if expression.isidentifier() else None
+
+
+def _fix(ctx, factory: cst.CSTNode, source: str | None):  # noqa: ANN001, ANN202
+    if source is None or not isinstance(factory, cst.Call):
+        return None
+    return add_device_keyword(ctx, factory, f"{source}.device")

@@ -1,0 +1,405 @@
+"""The device analysis itself: the facts and events it records, independent of the rules' wording."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from devlint.analysis.dataflow import DeviceAnalysis
+from devlint.analysis.facts import CPU, UNKNOWN_PLACE, Place, PlaceKind, conflicting, join_places
+from devlint.config import Settings
+from devlint.engine import check_bytes
+from devlint.names import ImportTable
+
+DATAFLOW_CODES = frozenset({"DL201", "DL202", "DL301", "DL302", "DL303"})
+
+
+def analyse(source: str, settings: Settings | None = None) -> tuple[cst.Module, DeviceAnalysis]:
+    module = cst.parse_module(textwrap.dedent(source).lstrip("\n"))
+    return module, DeviceAnalysis(module, ImportTable.of(module), settings or Settings()).run()
+
+
+def findings(source: str, settings: Settings | None = None) -> list[tuple[str, int, int]]:
+    text = textwrap.dedent(source).lstrip("\n")
+    result = check_bytes(text.encode(), Path("snippet.py"), "snippet.py", settings or Settings())
+    return [(f.code, f.start.line, f.start.column) for f in result.findings if f.code in DATAFLOW_CODES or f.code in ("DL000", "DL999")]
+
+
+# -- places ---------------------------------------------------------------------
+DEVICE = Place(PlaceKind.DEVICE, "device")
+CUDA = Place(PlaceKind.ACCEL, "cuda")
+
+
+def test_only_the_cpu_against_an_accelerator_or_the_device_conflicts() -> None:
+    assert conflicting(CPU, DEVICE) and conflicting(CUDA, CPU)
+    assert not conflicting(DEVICE, CUDA)
+    assert not conflicting(CPU, CPU)
+    assert not conflicting(CPU, UNKNOWN_PLACE)
+    assert not conflicting(UNKNOWN_PLACE, DEVICE)
+
+
+def test_paths_that_disagree_join_to_unknown() -> None:
+    assert join_places(CPU, CPU) == CPU
+    assert join_places(CPU, DEVICE) == UNKNOWN_PLACE
+    assert join_places(DEVICE, Place(PlaceKind.DEVICE, "other")) == Place(PlaceKind.DEVICE)
+    assert join_places(Place(PlaceKind.NOWHERE), CUDA) == CUDA
+
+
+def test_places_describe_themselves() -> None:
+    assert CPU.describe() == "the CPU"
+    assert DEVICE.describe() == "`device`"
+    assert CUDA.describe() == "`cuda`"
+    assert Place(PlaceKind.DEVICE, "<the module's device>").describe() == "the module's device"
+    assert UNKNOWN_PLACE.describe() == "an unknown device"
+
+
+# -- events -----------------------------------------------------------------------
+TWO_CONFLICTS = """
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class Net(nn.Module):
+    def forward(self, x):
+        h = torch.zeros(3)
+        return x + h
+
+
+def train(model, train_loader):
+    model.to(device)
+    for x, y in train_loader:
+        out = model(x)
+"""
+
+
+def test_a_conflict_records_both_operands_and_where_it_happened() -> None:
+    module, analysis = analyse(TWO_CONFLICTS)
+    forward, batch = analysis.conflicts
+    assert module.code_for_node(forward.node) == "x + h"
+    assert module.code_for_node(forward.cpu.expr) == "h"
+    assert forward.cpu.value.place == CPU
+    assert forward.cpu.value.origin is not None and forward.cpu.value.origin.factory
+    assert forward.cpu.value.in_module == "Net"
+    assert forward.device.value.place.kind is PlaceKind.DEVICE
+    assert (forward.function, forward.in_forward) == ("Net.forward", True)
+
+    assert module.code_for_node(batch.node) == "model(x)"
+    assert batch.cpu.value.batch is not None and batch.cpu.value.batch.what == "comes from `train_loader`"
+    assert batch.device.role == "module"
+    assert batch.device.value.place == DEVICE
+    assert (batch.function, batch.in_forward) == ("train", False)
+
+
+def test_run_is_computed_once() -> None:
+    module = cst.parse_module(textwrap.dedent(TWO_CONFLICTS))
+    analysis = DeviceAnalysis(module, ImportTable.of(module), Settings())
+    first = analysis.run()
+    conflicts = list(first.conflicts)
+    assert analysis.run() is first
+    assert analysis.run().conflicts == conflicts
+
+
+def test_discarded_moves_numpy_and_split_returns_are_recorded() -> None:
+    module, analysis = analyse(
+        """
+        import torch
+
+
+        def f(device):
+            t = torch.zeros(3)
+            t.cuda()
+            d = torch.ones(3, device=device)
+            return d.numpy()
+
+
+        def g(x):
+            if x.shape[0] == 0:
+                return torch.zeros(x.shape[1])
+            return x * 2
+        """
+    )
+    (discarded,) = analysis.discarded
+    assert (discarded.method, module.code_for_node(discarded.target)) == ("cuda", "t")
+    (numpy,) = analysis.numpy
+    assert (numpy.via, module.code_for_node(numpy.tensor.expr)) == (".numpy()", "d")
+    (split,) = analysis.split_returns
+    assert split.function == "g"
+    assert module.code_for_node(split.factory.expr) == "torch.zeros(x.shape[1])"
+    assert split.other.value.place == Place(PlaceKind.FOLLOWS, "x")
+
+
+def test_pure_cpu_code_records_nothing() -> None:
+    _, analysis = analyse(
+        """
+        import numpy as np
+        import torch
+        import torch.nn as nn
+
+        model = nn.Linear(4, 2)
+        for x, y in loader:
+            out = model(x)
+            loss = nn.functional.cross_entropy(out, y)
+            np.asarray(out.detach())
+        a = torch.ones(3)
+        a.to(torch.float16)
+        """
+    )
+    assert analysis.conflicts == []
+    assert analysis.numpy == []
+    # A dtype conversion discarded is still a discarded result.
+    assert [d.method for d in analysis.discarded] == ["to"]
+
+
+# -- what flows where (through the rules, which is what users see) -----------------
+FLOWS = {
+    "device-selection-idiom-names-the-device": (
+        """
+        import torch
+
+        dev = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+        a = torch.zeros(3, device=dev)
+        b = torch.zeros(3)
+        c = a + b
+        """,
+        [("DL301", 6, 5)],
+    ),
+    "attribute-device-variable": (
+        """
+        import argparse
+
+        import torch
+
+        args = argparse.ArgumentParser().parse_args()
+
+
+        def f():
+            a = torch.zeros(3).to(args.device)
+            return a + torch.ones(3)
+        """,
+        [("DL301", 10, 12)],
+    ),
+    "to-a-string": (
+        """
+        import torch
+
+        a = torch.zeros(3).to("mps")
+        c = a * torch.ones(3)
+        """,
+        [("DL301", 4, 5)],
+    ),
+    "to-another-tensor": (
+        """
+        import torch
+
+
+        def f(device):
+            ref = torch.zeros(3, device=device)
+            a = torch.ones(3).to(ref)
+            return a * torch.ones(3)
+        """,
+        [("DL301", 7, 12)],
+    ),
+    "type-as-another-tensor": (
+        """
+        import torch
+
+
+        def f(device):
+            ref = torch.zeros(3, device=device)
+            a = torch.ones(3).type_as(ref)
+            return a * torch.ones(3)
+        """,
+        [("DL301", 7, 12)],
+    ),
+    "like-follows-its-argument": (
+        """
+        import torch
+
+
+        def f(device):
+            a = torch.zeros_like(torch.zeros(3, device=device))
+            return a * torch.ones(3)
+        """,
+        [("DL301", 6, 12)],
+    ),
+    "new-follows-its-receiver": (
+        """
+        import torch
+
+
+        def f(device):
+            a = torch.zeros(3, device=device).new_ones(3)
+            return a * torch.ones(3)
+        """,
+        [("DL301", 6, 12)],
+    ),
+    "arithmetic-keeps-the-place": (
+        """
+        import torch
+
+
+        def f(device):
+            a = torch.zeros(3, device=device)
+            b = (a * 2 + 1).sigmoid()
+            c = torch.relu(b)
+            return c - torch.ones(3)
+        """,
+        [("DL301", 8, 12)],
+    ),
+    "cpu-then-back-to-the-device": (
+        """
+        import torch
+
+
+        def f(device):
+            a = torch.zeros(3, device=device)
+            b = a.cpu()
+            c = b * torch.ones(3)
+            return b.to(device) * c
+        """,
+        [("DL301", 8, 12)],
+    ),
+    "module-moved-with-cuda": (
+        """
+        import torch
+
+        net = torch.nn.Linear(3, 3)
+        net.cuda()
+        y = net(torch.zeros(3))
+        """,
+        [("DL301", 5, 5)],
+    ),
+    "branches-that-disagree-are-silent": (
+        """
+        import torch
+
+
+        def f(device, flag):
+            if flag:
+                a = torch.zeros(3, device=device)
+            else:
+                a = torch.zeros(3)
+            return a + torch.ones(3)
+        """,
+        [],
+    ),
+    "branches-that-agree-keep-the-place": (
+        """
+        import torch
+
+
+        def f(device, flag):
+            if flag:
+                a = torch.zeros(3, device=device)
+            else:
+                a = torch.ones(3, device=device)
+            return a + torch.ones(3)
+        """,
+        [("DL301", 9, 12)],
+    ),
+    "dict-comprehension-values": (
+        """
+        import torch
+
+
+        def f(batch, device):
+            moved = {k: torch.zeros(2, device=device) for k in batch}
+            return moved["a"] + torch.ones(2)
+        """,
+        [("DL301", 6, 12)],
+    ),
+    "set-default-device-changes-factories": (
+        """
+        import torch
+
+        torch.set_default_device("cuda")
+        a = torch.ones(3)
+        b = a.cpu()
+        c = a + b
+        """,
+        [("DL301", 6, 5)],
+    ),
+    "with-torch-device-changes-factories-inside-only": (
+        """
+        import torch
+
+
+        def f(device):
+            with torch.device(device):
+                a = torch.ones(3)
+                b = torch.zeros(3)
+            return a + b, a + torch.zeros(3)
+        """,
+        [("DL301", 8, 19)],
+    ),
+    "configured-device-variable": (
+        """
+        import torch
+
+
+        def f(accel):
+            a = torch.zeros(3).to(accel)
+            return a + torch.ones(3)
+        """,
+        [],
+    ),
+}
+
+
+@pytest.mark.parametrize(("source", "expected"), FLOWS.values(), ids=FLOWS.keys())
+def test_facts_flow(source: str, expected: list[tuple[str, int, int]]) -> None:
+    assert findings(source) == expected
+
+
+def test_a_configured_device_variable_name() -> None:
+    source = FLOWS["configured-device-variable"][0]
+    assert findings(source, Settings(device_variables=("accel",))) == [("DL301", 6, 12)]
+
+
+def test_a_configured_move_helper_places_its_result_on_the_device_it_is_given() -> None:
+    source = """
+    import torch
+    from mylib import ship
+
+
+    def f(batch, device):
+        x = ship(batch, device)
+        return x * torch.ones(3)
+    """
+    assert findings(source) == []
+    assert findings(source, Settings(move_helpers=("ship",))) == [("DL301", 7, 12)]
+
+
+def test_unusual_syntax_never_crashes_the_analysis() -> None:
+    source = """
+    import torch
+
+
+    async def run(model, loader, device, *args, **kwargs):
+        model.to(device)
+        async for x, y in loader:
+            out = await model(x.to(device))
+        match args:
+            case [first, *rest]:
+                first.to(device)
+            case _:
+                pass
+        if (n := len(args)) > 1:
+            t = torch.zeros(n, device=device)
+        f = lambda z: z.to(device)
+        g = [w.cpu() for w in args if w is not None]
+        h = {**kwargs}
+        del h
+        global TOTAL
+        try:
+            raise ValueError
+        except* ValueError:
+            pass
+        return f, g
+    """
+    assert findings(source) == []

@@ -1,0 +1,282 @@
+"""DL202 (discarded-move): `t.to(...)` / `t.cuda()` / `t.cpu()` statements on known tensors, never on modules."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from devlint.config import Settings
+from devlint.engine import check_bytes
+
+DATAFLOW_CODES = frozenset({"DL201", "DL202", "DL301", "DL302", "DL303"})
+
+
+def _result(source: str) -> list:
+    text = textwrap.dedent(source).lstrip("\n")
+    return check_bytes(text.encode(), Path("snippet.py"), "snippet.py", Settings()).findings
+
+
+def findings(source: str) -> list[tuple[str, int, int]]:
+    """(code, line, column) of every dataflow finding (DL101's `.cuda()` findings are not this rule's)."""
+    return [(f.code, f.start.line, f.start.column) for f in _result(source) if f.code in DATAFLOW_CODES]
+
+
+def messages(source: str) -> list[str]:
+    return [f.message for f in _result(source) if f.code in DATAFLOW_CODES]
+
+
+# -- positives -------------------------------------------------------------------
+def test_a_factory_tensor_moved_by_a_statement() -> None:
+    source = """
+    import torch
+
+
+    def prepare(x, device):
+        t = torch.zeros(3)
+        t.to(device)
+        return t
+    """
+    assert findings(source) == [("DL202", 6, 5)]
+    assert messages(source) == [
+        "`t.to(device)` returns a moved copy that is thrown away: tensors are not moved in place, "
+        "so `t` stays where it was; assign it: `t = t.to(device)`"
+    ]
+
+
+def test_to_cuda_and_cpu_statements_at_module_level() -> None:
+    source = """
+    import torch
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    weights = torch.ones(5)
+    weights.to(device)
+    labels = torch.tensor([1, 2, 3])
+    labels.cpu()
+    emb = torch.randn(3, 4, device=device)
+    emb.cpu()
+    """
+    assert findings(source) == [("DL202", 5, 1), ("DL202", 7, 1), ("DL202", 9, 1)]
+
+
+def test_batch_elements_moved_by_statements() -> None:
+    # pytorch/pytorch#43313: train_img.to(device) / target_img.to(device) without assignment.
+    source = """
+    import torch
+
+
+    def train_step(encoder, train_loader, loss_fn, device):
+        encoder.to(device)
+        for batch_idx, (train_img, target_img) in enumerate(train_loader):
+            train_img.to(device)
+            target_img.to(device)
+            loss = loss_fn(encoder(train_img), target_img)
+    """
+    # One root cause, one finding: the later uses of the unmoved batch are not DL201 findings too.
+    assert findings(source) == [("DL202", 7, 9), ("DL202", 8, 9)]
+
+
+def test_guarded_cuda_statements_on_dict_batch_values() -> None:
+    # kitzeslab/opensoundscape#201: X.cuda() / y.cuda() as statements.
+    source = """
+    import torch
+
+
+    def train(model, train_loader):
+        cuda = torch.cuda.is_available()
+        if cuda:
+            model.cuda()
+        for batch in train_loader:
+            X, y = batch["X"], batch["y"]
+            if cuda:
+                X.cuda()
+                y.cuda()
+            outputs = model(X)
+    """
+    assert findings(source) == [("DL202", 11, 13), ("DL202", 12, 13)]
+    assert messages(source)[0] == (
+        "`X.cuda()` returns a moved copy that is thrown away: tensors are not moved in place, "
+        "so `X` stays where it was; assign it: `X = X.cuda()`"
+    )
+
+
+def test_only_the_discarded_element_is_reported() -> None:
+    source = """
+    import torch
+
+
+    def train(model, loader, device):
+        model.to(device)
+        for x, y in loader:
+            x.to(device)
+            y = y.to(device)
+            out = model(x)
+    """
+    assert findings(source) == [("DL202", 7, 9)]
+
+
+def test_dtype_conversions_and_keyword_moves_are_discarded_too() -> None:
+    source = """
+    import torch
+
+
+    def f(a, device):
+        a = torch.as_tensor(a)
+        a.to(torch.float16)
+        d = torch.stack([a, a])
+        d.to(device=device, non_blocking=True)
+        e = a * 2
+        e.to(device)
+    """
+    assert findings(source) == [("DL202", 6, 5), ("DL202", 8, 5), ("DL202", 10, 5)]
+
+
+def test_a_factory_moved_by_a_statement_inside_forward() -> None:
+    source = """
+    import torch
+    import torch.nn as nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 3)
+
+        def forward(self, x):
+            mask = torch.ones(x.shape[0])
+            mask.to(x.device)
+            return self.fc(x) * mask.unsqueeze(1)
+    """
+    # The discarded move is the root cause: no DL303 at the factory as well.
+    assert findings(source) == [("DL202", 12, 9)]
+
+
+def test_a_method_chain_on_a_tensor() -> None:
+    source = """
+    import torch
+
+
+    def f(device):
+        a = torch.zeros(3)
+        a.float().to(device)
+    """
+    assert findings(source) == [("DL202", 6, 5)]
+
+
+def test_a_method_chain_message_suggests_valid_python() -> None:
+    source = """
+    import torch
+
+
+    def f(device):
+        a = torch.zeros(3)
+        a.float().to(device)
+    """
+    (message,) = messages(source)
+    assert "`a.float() = " not in message
+
+
+# -- negatives ---------------------------------------------------------------------
+NEGATIVES = {
+    "model-to-device-statement": """
+        import torch
+        import torch.nn as nn
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        model = nn.Linear(4, 2)
+        model.to(device)
+        encoder = nn.Sequential(nn.Linear(3, 3))
+        encoder.to(device)
+        loss_fn = nn.CrossEntropyLoss()
+        loss_fn.to(device)
+        layers = nn.ModuleList([nn.Linear(2, 2)])
+        layers.to(device)
+        """,
+    "local-module-class": """
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(3, 3)
+                self.fc.to("cpu")
+
+            def forward(self, x):
+                self.fc.to(x.device)
+                return self.fc(x)
+
+
+        def main(device):
+            net = Net()
+            net.to(device)
+            net.fc.to(device)
+            net.cpu()
+        """,
+    "unknown-parameters-and-objects": """
+        import torch
+
+
+        def setup(m, x, device):
+            m.to(device)
+            m.cpu()
+            x.to(device)
+            obj = get_thing()
+            obj.to(device)
+            return m
+        """,
+    "local-class-with-its-own-to": """
+        import torch
+
+
+        class Wrapper:
+            def __init__(self, model):
+                self.model = model
+
+            def to(self, device):
+                self.model.to(device)
+                return self
+
+
+        def main(device):
+            w = Wrapper(torch.nn.Linear(2, 2))
+            w.to(device)
+        """,
+    "assigned-moves": """
+        import torch
+
+
+        def step(x, device):
+            x = x.to(device)
+            y = torch.zeros(3).to(device)
+            z = y.cpu()
+            return x + y, z
+        """,
+    "moves-used-in-expressions": """
+        import torch
+
+
+        def f(device, out):
+            t = torch.zeros(3)
+            out.append(t.to(device))
+            print(t.cpu())
+            return [t.to(device)]
+        """,
+    "tensor-rebound-from-a-move": """
+        import torch
+
+
+        def f(loader, device):
+            for x, y in loader:
+                x = x.to(device)
+                y = y.to(device)
+                yield x, y
+        """,
+}
+
+
+@pytest.mark.parametrize("source", NEGATIVES.values(), ids=NEGATIVES.keys())
+def test_moves_that_take_effect_are_not_reported(source: str) -> None:
+    assert findings(source) == []

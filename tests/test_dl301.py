@@ -1,0 +1,634 @@
+"""DL301 (mixed-devices): one operation combines a CPU tensor with an accelerator / run-time device tensor."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from devlint.config import Settings
+from devlint.engine import check_bytes
+
+DATAFLOW_CODES = frozenset({"DL201", "DL202", "DL301", "DL302", "DL303"})
+
+
+def _result(source: str) -> list:
+    text = textwrap.dedent(source).lstrip("\n")
+    return check_bytes(text.encode(), Path("snippet.py"), "snippet.py", Settings()).findings
+
+
+def findings(source: str) -> list[tuple[str, int, int]]:
+    """(code, line, column) of every dataflow finding (DL101/DL102 literals are other rules' business)."""
+    return [(f.code, f.start.line, f.start.column) for f in _result(source) if f.code in DATAFLOW_CODES]
+
+
+def messages(source: str) -> list[str]:
+    return [f.message for f in _result(source) if f.code in DATAFLOW_CODES]
+
+
+# -- positives -------------------------------------------------------------------
+MATMUL = """
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+x = torch.randn(4, 3, device=device)
+w = torch.randn(3, 2)
+y = x @ w
+"""
+
+
+def test_a_binary_operator() -> None:
+    assert findings(MATMUL) == [("DL301", 6, 5)]
+    assert messages(MATMUL) == [
+        "`x @ w` mixes devices: `w` is on the CPU (created by `torch.randn` without `device=`, line 5), "
+        "but `x` is on `device` (created by `torch.randn`, line 4); put both on one device "
+        "(`.to(device)`, or create it with `device=device`)"
+    ]
+
+
+def test_one_cpu_tensor_is_reported_once_however_often_it_meets_the_device() -> None:
+    source = MATMUL + "z = torch.matmul(x, w)\n"
+    assert findings(source) == [("DL301", 6, 5)]
+
+
+def test_a_moved_tensor_and_a_fresh_factory() -> None:
+    source = """
+    import torch
+
+
+    def f(device):
+        a = torch.ones(3).to(device)
+        b = torch.arange(3)
+        return a + b
+    """
+    assert findings(source) == [("DL301", 7, 12)]
+
+
+def test_a_torch_function_with_a_tuple_of_tensors() -> None:
+    source = """
+    import torch
+
+
+    def f(device):
+        a = torch.ones(3, device=device)
+        b = torch.arange(3)
+        return torch.cat((a, b), dim=0)
+    """
+    assert findings(source) == [("DL301", 7, 12)]
+
+
+def test_a_torch_function_with_several_tensor_arguments() -> None:
+    source = """
+    import torch
+
+
+    def f(device):
+        h = torch.randn(4, device=device)
+        w = torch.ones(4)
+        return torch.where(h > 0, h, w)
+    """
+    assert findings(source) == [("DL301", 7, 12)]
+
+
+def test_a_tensor_method() -> None:
+    source = """
+    import torch
+
+
+    def f(device):
+        h = torch.randn(4, device=device)
+        mask = torch.ones(4)
+        return h.mul(mask)
+    """
+    assert findings(source) == [("DL301", 7, 12)]
+
+
+def test_an_augmented_assignment_onto_a_cuda_tensor() -> None:
+    source = """
+    import torch
+
+
+    def f():
+        h = torch.randn(4).to("cuda:0")
+        w = torch.ones(4)
+        h += w
+        return h
+    """
+    assert findings(source) == [("DL301", 7, 5)]
+    assert messages(source)[0].startswith("`h += w` mixes devices: `w` is on the CPU")
+
+
+def test_a_cpu_tensor_indexed_with_device_indices() -> None:
+    source = """
+    import torch
+
+
+    def f(device):
+        table = torch.zeros(10, 3)
+        dev_idx = torch.tensor([1, 2], device=device)
+        return table[dev_idx]
+    """
+    assert findings(source) == [("DL301", 7, 12)]
+
+
+def test_a_list_built_in_a_loop_concatenated_then_indexed_with_a_device_mask() -> None:
+    source = """
+    import torch
+
+
+    def f(device, n):
+        parts = []
+        for i in range(n):
+            parts.append(torch.ones(2) * i)
+        stacked = torch.cat(parts)
+        keep = torch.rand(2 * n, device=device) > 0.5
+        return stacked[keep]
+    """
+    assert findings(source) == [("DL301", 10, 12)]
+
+
+def test_a_stack_of_a_list_built_in_a_loop_meets_a_device_tensor() -> None:
+    source = """
+    import torch
+
+
+    def f(device, n):
+        rows = []
+        for i in range(n):
+            rows.append(torch.full((2,), i))
+        stacked = torch.stack(rows)
+        w = torch.randn(2, 2, device=device)
+        return stacked @ w
+    """
+    assert findings(source) == [("DL301", 10, 12)]
+
+
+def test_a_cpu_tensor_through_tuple_unpacking() -> None:
+    source = """
+    import torch
+
+
+    def f(device):
+        a = torch.ones(3, device=device)
+        b = torch.zeros(3)
+        a2, b2 = a, b
+        return a2 * b2
+    """
+    assert findings(source) == [("DL301", 8, 12)]
+
+
+def test_a_dtype_only_conversion_stays_on_the_cpu() -> None:
+    source = """
+    import torch
+
+
+    def f(device):
+        a = torch.ones(3, device=device)
+        b = torch.zeros(3).to(torch.float16)
+        c = torch.zeros(3).to(dtype=torch.float16)
+        return a + b, a - c
+    """
+    assert findings(source) == [("DL301", 8, 12), ("DL301", 8, 19)]
+
+
+def test_a_cpu_input_to_a_module_moved_to_the_device() -> None:
+    source = """
+    import torch
+    import torch.nn as nn
+
+
+    def f(device):
+        model = nn.Linear(3, 3).to(device)
+        x = torch.randn(2, 3)
+        return model(x)
+    """
+    assert findings(source) == [("DL301", 8, 12)]
+    assert messages(source) == [
+        "`model(x)` mixes devices: `x` is on the CPU (created by `torch.randn` without `device=`, line 7), "
+        "but `model` is on `device` (moved by `.to()`, line 6); put both on one device "
+        "(`.to(device)`, or create it with `device=device`)"
+    ]
+
+
+def test_a_loss_built_with_cpu_class_weights() -> None:
+    # pytorch/pytorch#122757: the weights stay on the CPU inside the never-moved loss.
+    source = """
+    import torch
+    import torch.nn as nn
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model = nn.Sequential(nn.Linear(20, 64), nn.ReLU(), nn.Linear(64, 5)).to(device)
+    class_counts = torch.tensor([500.0, 120.0, 60.0, 300.0, 20.0])
+    weights = class_counts.sum() / (len(class_counts) * class_counts)
+    loss_fn = torch.nn.CrossEntropyLoss(weight=weights)
+
+
+    def train_epoch(loader):
+        for features, labels in loader:
+            features, labels = features.to(device), labels.to(device)
+            loss = loss_fn(input=model(features), target=labels)
+    """
+    assert findings(source) == [("DL301", 14, 16)]
+    assert "`loss_fn` is on the CPU (built with the tensor `weights`, line 8)" in messages(source)[0]
+
+
+def test_a_global_model_moved_in_one_function_used_in_another() -> None:
+    source = """
+    import torch
+    import torch.nn as nn
+
+    model = nn.Linear(4, 4)
+
+
+    def train(device):
+        model.to(device)
+
+
+    def test():
+        x = torch.randn(2, 4)
+        return model(x)
+    """
+    assert findings(source) == [("DL301", 13, 12)]
+
+
+def test_a_device_tensor_returned_by_a_local_function() -> None:
+    source = """
+    import torch
+
+
+    def make(device):
+        return torch.zeros(3, device=device)
+
+
+    def use(device):
+        a = make(device)
+        b = torch.ones(3)
+        return a + b
+    """
+    assert findings(source) == [("DL301", 11, 12)]
+
+
+def test_self_attributes_set_in_init() -> None:
+    source = """
+    import torch
+    import torch.nn as nn
+
+
+    class Runner:
+        def __init__(self, device):
+            self.device = device
+            self.model = nn.Linear(4, 4).to(device)
+            self.offset = torch.zeros(4)
+
+        def step(self, x):
+            x = x.to(self.device)
+            return self.model(x) + self.offset
+    """
+    assert findings(source) == [("DL301", 13, 16)]
+
+
+def test_a_dataset_tensor_indexed_with_a_device_index() -> None:
+    # hugoycj/NeuralBaker#1: dataset.all_images stays on the CPU.
+    source = """
+    import torch
+    import torch.nn as nn
+
+
+    class ImageDataset:
+        def __init__(self, images):
+            self.all_images = torch.stack(images, dim=0)
+            self.n_images = len(images)
+
+
+    class Baker(nn.Module):
+        def __init__(self, dataset, device):
+            super().__init__()
+            self.dataset = dataset
+            self.device = device
+
+        def validation_step(self):
+            index = torch.randint(0, self.dataset.n_images, size=(1,), device=self.device)
+            return self.dataset.all_images[index]
+    """
+    assert findings(source) == [("DL301", 19, 16)]
+
+
+def test_factories_after_a_with_torch_device_block_are_on_the_cpu_again() -> None:
+    source = """
+    import torch
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    with torch.device(device):
+        a = torch.ones(3)
+    b = torch.zeros(3)
+    c = a + b
+    """
+    assert findings(source) == [("DL301", 7, 5)]
+
+
+# -- known misses and false alarms (the analysis is being fixed) --------------------
+def test_torch_cat_of_a_list_literal() -> None:
+    source = """
+    import torch
+
+
+    def f(device):
+        a = torch.ones(3, device=device)
+        b = torch.arange(3)
+        return torch.cat([a, b])
+    """
+    assert findings(source) == [("DL301", 7, 12)]
+
+
+def test_torch_stack_of_a_list_built_in_a_loop_with_both_devices() -> None:
+    source = """
+    import torch
+
+
+    def f(model, xs, device):
+        model.to(device)
+        outputs = [torch.zeros(4)]
+        for x in xs:
+            outputs.append(model(x.to(device)))
+        return torch.stack(outputs)
+    """
+    assert findings(source) == [("DL301", 9, 12)]
+
+
+def test_torch_stack_of_a_starred_cpu_list_and_a_device_tensor() -> None:
+    source = """
+    import torch
+
+
+    def f(device, n):
+        parts = []
+        for i in range(n):
+            parts.append(torch.ones(2) * i)
+        feats = torch.rand(2, device=device)
+        return torch.stack([*parts, feats])
+    """
+    assert findings(source) == [("DL301", 9, 12)]
+
+
+def test_pack_padded_sequence_with_cpu_lengths() -> None:
+    source = """
+    import torch
+    import torch.nn as nn
+    from torch.nn.utils.rnn import pack_padded_sequence
+
+
+    class Tagger(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(100, 8)
+            self.rnn = nn.LSTM(8, 8, batch_first=True)
+
+        def forward(self, tokens, lengths):
+            packed = pack_padded_sequence(self.emb(tokens), lengths.cpu(), batch_first=True, enforce_sorted=False)
+            out, _ = self.rnn(packed)
+            return out
+    """
+    assert findings(source) == []
+
+
+def test_a_cpu_accumulator_updated_with_device_tensors_in_a_loop() -> None:
+    source = """
+    import torch
+
+
+    def class_totals(model, loader, device):
+        model.to(device)
+        totals = torch.zeros(10)
+        for x, y in loader:
+            x = x.to(device)
+            totals += model(x).sum(0)
+        return totals
+    """
+    assert findings(source) == [("DL301", 9, 9)]
+
+
+# -- negatives ---------------------------------------------------------------------
+NEGATIVES = {
+    "python-and-0-dim-scalars": """
+        import torch
+
+
+        def f(device):
+            a = torch.ones(3, device=device)
+            scale = torch.tensor(0.5)
+            return a * scale, a + 1.0, a * torch.tensor(2.0), a / len(a)
+        """,
+    "device-tensor-indexed-with-cpu-indices": """
+        import torch
+
+
+        def f(device, n):
+            a = torch.ones(n, 3, device=device)
+            idx = torch.tensor([0, 2])
+            perm = torch.randperm(n)
+            mask = torch.tensor([True, False] * (n // 2))
+            return a[idx], a[perm], a[mask], a[torch.arange(2)]
+        """,
+    "like-new-to-tensor-type-as": """
+        import torch
+
+
+        def f(device):
+            e = torch.ones(3, device=device)
+            a = torch.zeros_like(e)
+            b = e.new_zeros(3)
+            c = torch.empty(3).to(e)
+            d = torch.empty(3).to(e.device)
+            g = torch.empty(3).type_as(e)
+            h = torch.full_like(e, 2.0)
+            return e + a + b + c + d + g + h
+        """,
+    "with-torch-device-block": """
+        import torch
+
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        with torch.device(device):
+            a = torch.ones(3)
+            b = torch.zeros(3)
+        c = torch.ones(3, device=device)
+        d = a + b + c
+        """,
+    "set-default-device": """
+        import torch
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        torch.set_default_device(device)
+        a = torch.ones(3)
+        b = torch.randn(3, device=device)
+        c = a + b
+        """,
+    "pure-cpu-code": """
+        import torch
+
+        a = torch.ones(3)
+        b = torch.zeros(3)
+        w = torch.randn(3, 3)
+        c = (a + b) @ w
+        model = torch.nn.Linear(3, 3)
+        out = model(c)
+        """,
+    "explicit-cpu-device": """
+        import torch
+
+        device = torch.device("cpu")
+        X = torch.randn(256, 4, device=device)
+        true_w = torch.tensor([[1.5], [-2.0], [0.5], [3.0]], device=device)
+        y = X @ true_w + 0.1 * torch.randn(256, 1)
+        model = torch.nn.Linear(4, 1).to(device)
+        loss = torch.nn.functional.mse_loss(model(X), y)
+        """,
+    "compared-after-cpu": """
+        import torch
+
+
+        def compare(device):
+            a_dev = torch.randn(3, device=device)
+            b_cpu = torch.randn(3)
+            return torch.allclose(a_dev.cpu(), b_cpu), (a_dev.cpu() - b_cpu).abs().max().item()
+        """,
+    "class-weights-moved-before-the-loss": """
+        import torch
+        import torch.nn as nn
+
+
+        def weighted(device, class_counts):
+            weights = torch.tensor(class_counts, dtype=torch.float).to(device)
+            criterion = nn.CrossEntropyLoss(weight=weights)
+            logits = torch.randn(4, 3, device=device)
+            target = torch.randint(0, 3, (4,), device=device)
+            return criterion(logits, target)
+        """,
+    "loss-module-moved-in-place": """
+        import torch
+        import torch.nn as nn
+
+
+        def train(model, loader, device, class_counts):
+            weights = torch.tensor(class_counts, dtype=torch.float)
+            criterion = nn.CrossEntropyLoss(weight=weights)
+            criterion.to(device)
+            model.to(device)
+            for x, y in loader:
+                x, y = x.to(device), y.to(device)
+                loss = criterion(model(x), y)
+        """,
+    "metrics-collected-on-the-cpu": """
+        import torch
+
+
+        def predict(model, loader, device):
+            model.to(device)
+            preds, targets = [], []
+            for x, y in loader:
+                logits = model(x.to(device))
+                preds.append(logits.argmax(1).cpu())
+                targets.append(y)
+            return (torch.cat(preds) == torch.cat(targets)).float().mean().item()
+        """,
+    "device-from-targets": """
+        import torch
+
+
+        def build_targets_tail(indices, targets, matching_matrix, nl):
+            device = targets.device
+            all_b, from_which_layer = [], []
+            for i in range(nl):
+                b, a = indices[i]
+                all_b.append(b)
+                from_which_layer.append(torch.ones(size=(len(b),), device=device) * i)
+            all_b = torch.cat(all_b, dim=0)
+            from_which_layer = torch.cat(from_which_layer, dim=0)
+            fg_mask = matching_matrix.sum(0) > 0.0
+            return all_b[fg_mask], from_which_layer[fg_mask]
+        """,
+    "word-lm-batchify": """
+        import torch
+
+
+        def batchify(data, bsz, device):
+            nbatch = data.size(0) // bsz
+            data = data.narrow(0, 0, nbatch * bsz)
+            return data.view(bsz, -1).t().contiguous().to(device)
+
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        train_data = batchify(torch.randint(0, 1000, (10000,)), 20, device)
+        for i in range(0, train_data.size(0) - 1, 35):
+            data, targets = train_data[i:i + 35], train_data[i + 1:i + 36]
+            loss = (data - targets).float().mean()
+        """,
+    "device-shape-and-dtype-arguments": """
+        import torch
+
+
+        def f(device):
+            a = torch.ones(3, 4, device=device)
+            b = torch.zeros(a.shape, dtype=a.dtype, device=a.device)
+            c = torch.zeros(a.size(0), 4).to(device)
+            return a + b + c
+        """,
+    "mixup-with-a-cpu-permutation": """
+        import numpy as np
+        import torch
+        import torch.nn.functional as F
+
+
+        def mixup(model, loader, device):
+            model.to(device)
+            for x, y in loader:
+                x = x.view(x.size(0), -1).to(device)
+                y = y.to(device)
+                lam = np.random.beta(1.0, 1.0)
+                index = torch.randperm(x.size(0))
+                mixed = lam * x + (1 - lam) * x[index]
+                out = model(mixed)
+                loss = lam * F.cross_entropy(out, y) + (1 - lam) * F.cross_entropy(out, y[index])
+                reg = sum(p.pow(2).sum() for p in model.parameters())
+                loss = loss + 0.01 * reg
+        """,
+    "gan-step": """
+        import torch
+        import torch.nn.functional as F
+
+
+        def train_gan(netD, netG, loader, device, nz=100):
+            netD.to(device)
+            netG.to(device)
+            for i, data in enumerate(loader, 0):
+                real = data[0].to(device)
+                b = real.size(0)
+                label = torch.full((b,), 1.0, dtype=torch.float, device=device)
+                fake = netG(torch.randn(b, nz, 1, 1, device=device))
+                err = F.binary_cross_entropy(netD(real).view(-1), label)
+                alpha = torch.rand(b, 1, 1, 1, device=device)
+                interp = alpha * real + (1 - alpha) * fake
+        """,
+    "cpu-scalar-best-and-running-total": """
+        import torch
+        import torch.nn.functional as F
+
+
+        def train(model, loader, device):
+            model.to(device)
+            best = torch.tensor(float("inf"))
+            total = 0
+            for x, y in loader:
+                x, y = x.to(device), y.to(device)
+                loss = F.mse_loss(model(x), y)
+                total += loss.detach()
+                if loss < best:
+                    best = loss.detach()
+            return total / len(loader), best
+        """,
+}
+
+
+@pytest.mark.parametrize("source", NEGATIVES.values(), ids=NEGATIVES.keys())
+def test_single_device_operations_are_not_reported(source: str) -> None:
+    assert findings(source) == []

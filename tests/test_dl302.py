@@ -1,0 +1,267 @@
+"""DL302 (numpy-on-device): `.numpy()`, `np.asarray(t)`, `np.array(t)` on a tensor that may be on an accelerator."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from devlint.config import Settings
+from devlint.engine import check_bytes
+
+DATAFLOW_CODES = frozenset({"DL201", "DL202", "DL301", "DL302", "DL303"})
+
+
+def _result(source: str) -> list:
+    text = textwrap.dedent(source).lstrip("\n")
+    return check_bytes(text.encode(), Path("snippet.py"), "snippet.py", Settings()).findings
+
+
+def findings(source: str) -> list[tuple[str, int, int]]:
+    return [(f.code, f.start.line, f.start.column) for f in _result(source) if f.code in DATAFLOW_CODES]
+
+
+def messages(source: str) -> list[str]:
+    return [f.message for f in _result(source) if f.code in DATAFLOW_CODES]
+
+
+# -- positives -------------------------------------------------------------------
+PREDICT = """
+import numpy as np
+import torch
+
+
+def predict(model, x, device):
+    model.to(device)
+    logits = model(x.to(device))
+    probs = torch.softmax(logits, dim=1)
+    arr = probs.numpy()
+    arr2 = np.asarray(probs)
+    arr3 = np.array(logits.detach())
+    return arr, arr2, arr3
+"""
+
+
+def test_numpy_asarray_and_array_on_model_outputs() -> None:
+    assert findings(PREDICT) == [("DL302", 9, 11), ("DL302", 10, 12), ("DL302", 11, 12)]
+
+
+def test_full_messages() -> None:
+    assert messages(PREDICT) == [
+        "`.numpy()` on `probs`, which is on `device` (moved by `.to()`, line 6): numpy cannot read accelerator "
+        "memory; convert with `probs.cpu()` first (or `.item()` for a number)",
+        "`np.asarray` on `probs`, which is on `device` (moved by `.to()`, line 6): numpy cannot read accelerator "
+        "memory; convert with `probs.cpu()` first (or `.item()` for a number)",
+        "`np.array` on `logits.detach()`, which is on `device` (moved by `.to()`, line 6): numpy cannot read "
+        "accelerator memory; convert with `logits.detach().cpu()` first (or `.item()` for a number)",
+    ]
+
+
+def test_detach_without_cpu_on_a_device_factory() -> None:
+    source = """
+    import numpy as np
+    import torch
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    emb = torch.randn(10, 4, device=device)
+    np.save("emb.npy", emb.detach().numpy())
+    """
+    assert findings(source) == [("DL302", 6, 20)]
+
+
+def test_a_device_tensor_handed_to_a_local_function_that_calls_numpy() -> None:
+    # huggingface/setfit#339: compute_metrics(y_pred) calls y_pred.numpy() on the GPU predictions.
+    source = """
+    import torch
+
+
+    def compute_metrics(y_pred):
+        return y_pred.numpy()
+
+
+    def evaluate(head, emb, device):
+        head.to(device)
+        logits = head(emb.to(device))
+        y_pred = (torch.sigmoid(logits) > 0.5).int()
+        return compute_metrics(y_pred)
+    """
+    assert findings(source) == [("DL302", 5, 12)]
+
+
+def test_a_list_of_device_losses_reduced_with_numpy() -> None:
+    source = """
+    import numpy as np
+    import torch
+
+
+    def evaluate(model, loader, device):
+        losses = []
+        for x, y in loader:
+            x, y = x.to(device), y.to(device)
+            losses.append(torch.nn.functional.mse_loss(model(x), y))
+        return np.mean(losses)
+    """
+    assert findings(source) == [("DL302", 10, 12)]
+    assert messages(source) == [
+        "`np.mean` on `losses`, which holds tensors on `device` (moved by `.to()`, line 8): numpy cannot read "
+        "accelerator memory; convert each tensor with `.item()` (or `.cpu()`) before collecting it"
+    ]
+
+
+def test_moved_back_to_the_device_after_cpu() -> None:
+    source = """
+    import numpy as np
+    import torch
+
+
+    def f(device):
+        t = torch.randn(3, device=device)
+        c = t.cpu()
+        t2 = c.to(device)
+        return t2.numpy(), np.concatenate([t, t])
+    """
+    assert findings(source) == [("DL302", 9, 12), ("DL302", 9, 24)]
+
+
+def test_method_results_and_branches_that_agree() -> None:
+    source = """
+    import torch
+
+
+    def f(model, x, device):
+        model.to(device)
+        out = model(x.to(device))
+        if isinstance(out, tuple):
+            out = out[0]
+        pred = out.argmax(-1).numpy()
+        return pred
+    """
+    assert findings(source) == [("DL302", 9, 12)]
+
+
+def test_a_cuda_tensor() -> None:
+    source = """
+    import torch
+
+
+    def f(x):
+        y = torch.zeros(3).to("cuda")
+        return y.numpy()
+    """
+    assert findings(source) == [("DL302", 6, 12)]
+
+
+# -- negatives ---------------------------------------------------------------------
+NEGATIVES = {
+    "detach-cpu-numpy": """
+        import numpy as np
+        import torch
+
+
+        def predict(model, x, device):
+            model.to(device)
+            logits = model(x.to(device))
+            a = logits.detach().cpu().numpy()
+            b = np.asarray(logits.cpu())
+            c = logits.argmax(1).cpu().numpy()
+            d = np.array(logits.tolist())
+            e = logits.max().item()
+            return a, b, c, d, e
+        """,
+    "item-losses-into-np-mean": """
+        import numpy as np
+        import torch
+
+
+        def train(model, loader, optimizer, device):
+            losses = []
+            for x, y in loader:
+                x, y = x.to(device), y.to(device)
+                loss = torch.nn.functional.mse_loss(model(x), y)
+                loss.backward()
+                losses.append(loss.item())
+            return np.mean(losses), np.std(np.array(losses))
+        """,
+    "cpu-tensors": """
+        import numpy as np
+        import torch
+
+        x = torch.randn(3, 4)
+        y = x.numpy()
+        z = np.asarray(x * 2)
+        w = torch.from_numpy(np.zeros(3)).numpy()
+        v = np.array(torch.zeros(3, device="cpu"))
+        """,
+    "unknown-parameter": """
+        import torch
+
+
+        def f(t):
+            return t.numpy()
+        """,
+    "rebound-to-the-cpu": """
+        import numpy as np
+        import torch
+
+
+        def predict(model, x, device):
+            model.to(device)
+            with torch.no_grad():
+                out = model(x.to(device))
+            out = out.cpu()
+            return out.numpy(), np.asarray(out)
+        """,
+    "plot-idiom": """
+        import matplotlib.pyplot as plt
+        import torch
+        import torch.nn as nn
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        X = torch.linspace(-3, 3, 200, device=device).unsqueeze(1)
+        y = torch.sin(X) + 0.1 * torch.randn_like(X)
+        model = nn.Sequential(nn.Linear(1, 32), nn.Tanh(), nn.Linear(32, 1)).to(device)
+        y_pred = model(X)
+        plt.scatter(X.cpu().numpy(), y.cpu().numpy(), s=4)
+        plt.plot(X.detach().cpu().numpy(), y_pred.detach().cpu().numpy())
+        """,
+    "cpu-only-model-weights": """
+        import numpy as np
+        import torch
+        import torch.nn as nn
+
+        restored = nn.Linear(4, 1)
+        restored.load_state_dict(torch.load("linear_cpu.pth", map_location="cpu"))
+        with torch.no_grad():
+            weights = restored.weight.numpy().ravel()
+        print(np.round(weights, 2))
+        """,
+    "cpu-predictions-collected": """
+        import numpy as np
+        import torch
+
+
+        def predict(model, loader, device):
+            model.to(device)
+            preds = []
+            for x, y in loader:
+                preds.append(model(x.to(device)).cpu())
+            return np.concatenate([p.numpy() for p in preds]), torch.cat(preds).numpy()
+        """,
+    "numpy-values-and-python-lists": """
+        import numpy as np
+        import torch
+
+
+        def f(device, values):
+            t = torch.tensor(values, device=device)
+            arr = np.asarray(values)
+            total = np.sum([1.0, 2.0])
+            return t * 2, arr, total, np.array(t.shape)
+        """,
+}
+
+
+@pytest.mark.parametrize("source", NEGATIVES.values(), ids=NEGATIVES.keys())
+def test_host_side_conversions_are_not_reported(source: str) -> None:
+    assert findings(source) == []

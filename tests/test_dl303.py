@@ -1,0 +1,480 @@
+"""DL303 (factory-without-device): a CPU factory inside a module's forward meets the inputs or parameters."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from devlint.config import Settings
+from devlint.engine import check_bytes
+
+DATAFLOW_CODES = frozenset({"DL201", "DL202", "DL301", "DL302", "DL303"})
+
+
+def _result(source: str) -> list:
+    text = textwrap.dedent(source).lstrip("\n")
+    return check_bytes(text.encode(), Path("snippet.py"), "snippet.py", Settings()).findings
+
+
+def findings(source: str) -> list[tuple[str, int, int]]:
+    return [(f.code, f.start.line, f.start.column) for f in _result(source) if f.code in DATAFLOW_CODES]
+
+
+def messages(source: str) -> list[str]:
+    return [f.message for f in _result(source) if f.code in DATAFLOW_CODES]
+
+
+# -- positives -------------------------------------------------------------------
+GRU_HIDDEN = """
+import torch
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self, hidden=16):
+        super().__init__()
+        self.hidden = hidden
+        self.rnn = nn.GRU(8, hidden, batch_first=True)
+
+    def forward(self, x):
+        h0 = torch.zeros(1, x.size(0), self.hidden)
+        out, h = self.rnn(x, h0)
+        return out
+"""
+
+
+def test_an_rnn_hidden_state_is_reported_at_the_factory() -> None:
+    assert findings(GRU_HIDDEN) == [("DL303", 12, 14)]
+    assert messages(GRU_HIDDEN) == [
+        "`torch.zeros(1, x.size(0), self.hidden)` creates a CPU tensor (no `device=`) that meets `self.rnn` on "
+        "the model's device at line 13: create it with `device=x.device`"
+    ]
+
+
+def test_an_arange_mask_compared_with_input_lengths() -> None:
+    source = """
+    import torch
+    import torch.nn as nn
+
+
+    class Attn(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(8, 8)
+
+        def forward(self, x, lengths):
+            positions = torch.arange(x.shape[1])
+            mask = positions[None, :] < lengths[:, None]
+            return self.proj(x) * mask.unsqueeze(-1)
+    """
+    assert findings(source) == [("DL303", 11, 21)]
+
+
+def test_noise_added_to_the_input_is_reported_once() -> None:
+    source = """
+    import torch
+    import torch.nn as nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            eps = torch.randn(x.shape)
+            a = x + eps
+            b = x * eps
+            return self.fc(a + b)
+    """
+    assert findings(source) == [("DL303", 11, 15)]
+    assert messages(source)[0].endswith("meets `x` on the model's device at line 12: create it with `device=x.device`")
+
+
+def test_a_factory_meeting_a_submodule_output() -> None:
+    source = """
+    import torch
+    import torch.nn as nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            eye = torch.eye(4)
+            return self.fc(x) @ eye
+    """
+    assert findings(source) == [("DL303", 11, 15)]
+
+
+def test_a_non_scalar_tensor_literal() -> None:
+    source = """
+    import torch
+    import torch.nn as nn
+
+
+    class Scale(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            bias = torch.tensor([0.1, 0.2, 0.3, 0.4])
+            return self.fc(x) + bias
+    """
+    assert findings(source) == [("DL303", 11, 16)]
+
+
+def test_a_factory_in_a_helper_method_that_forward_calls() -> None:
+    source = """
+    import torch
+    import torch.nn as nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            h = self.init_hidden(x.size(0))
+            return self.fc(x) + h
+
+        def init_hidden(self, n):
+            return torch.zeros(n, 4)
+    """
+    assert findings(source) == [("DL303", 15, 16)]
+
+
+def test_a_hidden_state_helper_with_the_input_passed_in() -> None:
+    # benedekrozemberczki/pytorch_geometric_temporal#18: H = torch.zeros(X.shape[0], out) in _set_hidden_state.
+    source = """
+    import torch
+    import torch.nn as nn
+
+
+    class DCRNN(nn.Module):
+        def __init__(self, in_channels, out_channels):
+            super().__init__()
+            self.out_channels = out_channels
+            self.conv_z = nn.Linear(in_channels + out_channels, out_channels)
+
+        def _set_hidden_state(self, X, H):
+            if H is None:
+                H = torch.zeros(X.shape[0], self.out_channels)
+            return H
+
+        def forward(self, X, H=None):
+            H = self._set_hidden_state(X, H)
+            Z = torch.sigmoid(self.conv_z(torch.cat([X, H], dim=1)))
+            return Z * H
+    """
+    assert findings(source) == [("DL303", 13, 17)]
+    assert "create it with `device=X.device`" in messages(source)[0]
+
+
+def test_a_function_returning_a_fresh_cpu_tensor_on_one_path() -> None:
+    # rwightman/efficientdet-pytorch#105: the empty-rows branch returns a CPU tensor.
+    source = """
+    import torch
+
+
+    def match(similarity_matrix):
+        if similarity_matrix.shape[0] == 0:
+            return -1 * torch.ones(similarity_matrix.shape[1], dtype=torch.long)
+        return torch.argmax(similarity_matrix, 0)
+    """
+    assert findings(source) == [("DL303", 6, 21)]
+    assert messages(source) == [
+        "`torch.ones(similarity_matrix.shape[1]...` creates a CPU tensor (no `device=`) that `match()` returns "
+        "where its other path returns a tensor on `similarity_matrix`'s device: create it with "
+        "`device=similarity_matrix.device`"
+    ]
+
+
+def test_the_same_factory_outside_a_module_is_dl301() -> None:
+    source = """
+    import torch
+
+
+    def f(device):
+        x = torch.randn(3, device=device)
+        zeros = torch.zeros(3)
+        return x + zeros
+    """
+    assert findings(source) == [("DL301", 7, 12)]
+
+
+def test_a_factory_combined_with_a_parameter() -> None:
+    source = """
+    import torch
+    import torch.nn as nn
+
+
+    class Prior(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.mu = nn.Parameter(torch.zeros(4))
+
+        def forward(self, n):
+            eps = torch.randn(n, 4)
+            return self.mu + eps
+    """
+    assert findings(source) == [("DL303", 11, 15)]
+
+
+def test_the_suggested_device_exists_when_the_factory_meets_a_submodule() -> None:
+    source = """
+    import torch
+    import torch.nn as nn
+
+
+    class Prior(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(4, 4)
+
+        def forward(self, n):
+            eps = torch.randn(n, 4)
+            return self.proj(eps)
+    """
+    assert findings(source) == [("DL303", 11, 15)]
+    assert "`device=self.proj.device`" not in messages(source)[0]
+
+
+# -- negatives ---------------------------------------------------------------------
+NEGATIVES = {
+    "device-kwarg-new-like-buffer-scalar": """
+        import torch
+        import torch.nn as nn
+
+
+        class Encoder(nn.Module):
+            def __init__(self, hidden=16):
+                super().__init__()
+                self.hidden = hidden
+                self.rnn = nn.GRU(8, hidden, batch_first=True)
+                self.register_buffer("scale", torch.ones(hidden))
+
+            def forward(self, x):
+                h0 = torch.zeros(1, x.size(0), self.hidden, device=x.device)
+                c = x.new_zeros(x.size(0), self.hidden)
+                noise = torch.randn_like(x)
+                pos = torch.arange(x.shape[1], device=x.device)
+                steps = torch.tensor(0.5)
+                out, h = self.rnn(x + noise * steps, h0)
+                return out * self.scale + c.unsqueeze(1) + pos[None, :, None]
+        """,
+    "lstm-h0-c0-device-of-input": """
+        import torch
+        import torch.nn as nn
+
+
+        class LSTMClassifier(nn.Module):
+            def __init__(self, input_dim=28, hidden_dim=128, layer_dim=2, output_dim=10):
+                super().__init__()
+                self.hidden_dim = hidden_dim
+                self.layer_dim = layer_dim
+                self.lstm = nn.LSTM(input_dim, hidden_dim, layer_dim, batch_first=True)
+                self.fc = nn.Linear(hidden_dim, output_dim)
+
+            def forward(self, x):
+                h0 = torch.zeros(self.layer_dim, x.size(0), self.hidden_dim, device=x.device)
+                c0 = torch.zeros(self.layer_dim, x.size(0), self.hidden_dim, device=x.device)
+                out, (hn, cn) = self.lstm(x, (h0, c0))
+                return self.fc(out[:, -1, :])
+        """,
+    "register-buffer-positional-table": """
+        import math
+
+        import torch
+        import torch.nn as nn
+
+
+        class PositionalEncoding(nn.Module):
+            def __init__(self, d_model=16, max_len=100):
+                super().__init__()
+                position = torch.arange(max_len).unsqueeze(1)
+                div = torch.exp(torch.arange(0, d_model, 2) * (-math.log(10000.0) / d_model))
+                pe = torch.zeros(max_len, d_model)
+                pe[:, 0::2] = torch.sin(position * div)
+                pe[:, 1::2] = torch.cos(position * div)
+                self.register_buffer("pe", pe)
+
+            def forward(self, x):
+                return x + self.pe[: x.size(1)]
+        """,
+    "causal-mask-buffer-and-moved-factories": """
+        import torch
+        import torch.nn as nn
+
+
+        class Attention(nn.Module):
+            def __init__(self, dim=8, max_len=64):
+                super().__init__()
+                self.qkv = nn.Linear(dim, 3 * dim)
+                self.register_buffer("causal", torch.tril(torch.ones(max_len, max_len)).bool())
+
+            def forward(self, x):
+                q, k, v = self.qkv(x).chunk(3, dim=-1)
+                scores = q @ k.transpose(-2, -1)
+                n = x.size(1)
+                scores = scores.masked_fill(~self.causal[:n, :n], float("-inf"))
+                scores = scores.masked_fill(scores == 0, torch.finfo(scores.dtype).min)
+                tri = torch.ones(n, n).tril().to(x.device)
+                idx = torch.arange(n).to(x)
+                return torch.softmax(scores * tri, dim=-1) @ v + idx[None, :, None]
+        """,
+    "weight-new-zeros": """
+        import torch
+        import torch.nn as nn
+
+
+        class RNNModel(nn.Module):
+            def __init__(self, ntoken, nhid=200, nlayers=2):
+                super().__init__()
+                self.encoder = nn.Embedding(ntoken, nhid)
+                self.rnn = nn.LSTM(nhid, nhid, nlayers)
+                self.nhid = nhid
+                self.nlayers = nlayers
+
+            def forward(self, input, hidden):
+                output, hidden = self.rnn(self.encoder(input), hidden)
+                return output, hidden
+
+            def init_hidden(self, bsz):
+                weight = next(self.parameters())
+                return (weight.new_zeros(self.nlayers, bsz, self.nhid),
+                        weight.new_zeros(self.nlayers, bsz, self.nhid))
+        """,
+    "with-torch-device-of-the-input": """
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def forward(self, x):
+                with torch.device(x.device):
+                    bias = torch.zeros(4)
+                return self.fc(x) + bias
+        """,
+    "lightning-self-device": """
+        import pytorch_lightning as pl
+        import torch
+
+
+        class Lit(pl.LightningModule):
+            def __init__(self):
+                super().__init__()
+                self.layer = torch.nn.Linear(4, 4)
+
+            def forward(self, x):
+                noise = torch.randn(x.shape, device=self.device)
+                return self.layer(x + noise)
+        """,
+    "factories-used-for-host-side-work": """
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def forward(self, x):
+                idx = torch.arange(5) * 2
+                print(idx.tolist(), torch.zeros(3).sum().item())
+                shape = torch.Size([x.shape[0], 4])
+                return self.fc(x).view(shape)
+        """,
+    "factories-in-init-registered-as-parameters": """
+        import torch
+        import torch.nn as nn
+
+
+        class FeatureLinear(nn.Module):
+            def __init__(self, dense_dim, num_fields):
+                super().__init__()
+                self.weight = nn.Parameter(torch.zeros(dense_dim, 1))
+                self.field_scales = nn.ParameterList([nn.Parameter(torch.ones(1)) for _ in range(num_fields)])
+                self.threshold = nn.Parameter(torch.randn(1))
+
+            def forward(self, dense_values, field_logits):
+                out = dense_values.matmul(self.weight)
+                for scale, logit in zip(self.field_scales, field_logits):
+                    out = out + scale * logit
+                return torch.relu(out - self.threshold)
+        """,
+    "scalar-tensors-in-forward": """
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def forward(self, x):
+                temperature = torch.tensor(2.0)
+                return self.fc(x) / temperature + torch.tensor(1)
+        """,
+    "seq2seq-outputs-moved-to-self-device": """
+        import random
+
+        import torch
+        import torch.nn as nn
+
+
+        class Seq2Seq(nn.Module):
+            def __init__(self, encoder, decoder, device):
+                super().__init__()
+                self.encoder = encoder
+                self.decoder = decoder
+                self.device = device
+
+            def forward(self, src, trg, teacher_forcing_ratio=0.5):
+                batch_size, trg_len = trg.shape[1], trg.shape[0]
+                outputs = torch.zeros(trg_len, batch_size, 100).to(self.device)
+                hidden, cell = self.encoder(src)
+                input = trg[0, :]
+                for t in range(1, trg_len):
+                    output, hidden, cell = self.decoder(input, hidden, cell)
+                    outputs[t] = output
+                    teacher_force = random.random() < teacher_forcing_ratio
+                    coin = torch.rand(1).item() < 0.5
+                    input = trg[t] if teacher_force else output.argmax(1)
+                return outputs
+        """,
+    "gpt-positions-on-the-input-device": """
+        import torch
+        import torch.nn as nn
+
+
+        class GPT(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.tok = nn.Embedding(100, 16)
+                self.pos = nn.Embedding(64, 16)
+
+            def forward(self, idx):
+                B, T = idx.size()
+                pos = torch.arange(0, T, dtype=torch.long, device=idx.device)
+                x = self.tok(idx) + self.pos(pos)
+                return torch.cat([x, torch.zeros_like(x)], dim=-1)
+        """,
+}
+
+
+@pytest.mark.parametrize("source", NEGATIVES.values(), ids=NEGATIVES.keys())
+def test_factories_on_the_right_device_are_not_reported(source: str) -> None:
+    assert findings(source) == []
