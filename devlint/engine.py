@@ -9,6 +9,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Protocol
 from pathlib import Path
@@ -21,8 +22,9 @@ from devlint.finding import Finding, Position
 from devlint.names import LocalBindings
 from devlint.rule import Rule
 from devlint.rules import ENGINE_CODES, all_rules
-from devlint.source import SourceText, UnreadableSource, decode
+from devlint.source import SourceText, UnreadableSource, decode, libcst_syntax_message, python_verdict, too_large
 from devlint.suppression import NoqaMap, skips_file
+from devlint.tree import Walker
 
 # libcst walks the tree recursively; real code that nests a few hundred levels
 # deep (generated tables, long `a + b + ...` chains) needs more than the default.
@@ -36,11 +38,10 @@ class FileResult:
     source: SourceText | None = None  # kept only when fixes are wanted
 
 
-class _Dispatcher(cst.CSTVisitor):
+class _Dispatcher:
     """One walk of the tree that calls every rule's visit_/leave_ methods."""
 
     def __init__(self, ctx: FileContext, rules: Sequence[Rule]) -> None:
-        super().__init__()
         self.ctx = ctx
         self._visit: dict[str, list[Callable[..., object]]] = {}
         self._leave: dict[str, list[Callable[..., object]]] = {}
@@ -50,6 +51,8 @@ class _Dispatcher(cst.CSTVisitor):
                     self._visit.setdefault(name[6:], []).append(getattr(visitor, name))
                 elif name.startswith("leave_"):
                     self._leave.setdefault(name[6:], []).append(getattr(visitor, name))
+        hooks = frozenset(name for name in (*self._visit, *self._leave) if "_" in name)
+        self.walker = Walker(self.on_visit, self.on_leave, hooks, self.on_visit_attribute, self.on_leave_attribute)
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if isinstance(node, (cst.FunctionDef, cst.Lambda)):
@@ -97,13 +100,24 @@ def check_text(path: str, source: SourceText, settings: Settings, rule_types: Se
     active = [rule for rule in rule_types if any(needle in text for needle in rule.needles)]
     if not active:
         return []
+    refusal = too_large(text)
+    verdict = python_verdict(text) if refusal is None else None
+    if verdict is not None and verdict.too_deep is not None:
+        refusal = verdict.too_deep
+    if refusal is not None:
+        return [_input_error(path, str(refusal), refusal.line, refusal.column)]
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as error:
-        return [_input_error(path, f"syntax error: {error.message}", error.raw_line, error.raw_column + 1)]
+        # CPython's message and position are the precise ones; libcst's stand
+        # alone only for code CPython accepts (newer syntax than this Python).
+        if verdict is not None and verdict.syntax_error is not None:
+            known = verdict.syntax_error
+            return [_input_error(path, str(known), known.line, known.column)]
+        return [_input_error(path, f"syntax error: {libcst_syntax_message(error.message)}", error.raw_line, error.raw_column + 1)]
     ctx = FileContext(path, text, module, settings)
     rules = [rule_type(ctx) for rule_type in active]
-    module.visit(_Dispatcher(ctx, rules))
+    _Dispatcher(ctx, rules).walker.walk(module)
     return ctx.findings()
 
 
@@ -135,10 +149,10 @@ def check_bytes(
     except UnreadableSource as error:
         result.findings = [_input_error(display, str(error), error.line, error.column)]
         return _filtered(result, enabled, settings, path, None)
+    if keep_source:
+        result.source = source  # kept even for skipped files: --stdin-filename --fix echoes it
     if skips_file(source.text):
         return result
-    if keep_source:
-        result.source = source
     try:
         result.findings = check_text(display, source, settings, rule_types)
     except RecursionError:
@@ -166,16 +180,106 @@ def _worker_init() -> None:
     sys.setrecursionlimit(_RECURSION_LIMIT)
 
 
-def _check_one(args: tuple[Path, str, Settings, bool]) -> FileResult:
-    return check_file(*args)
+_Checked = tuple[FileResult, "str | None", "tuple[int, ...] | None"]
+
+
+def _check_one(args: tuple[Path, str, Settings, bool, bool]) -> _Checked:
+    """One file's result, with the hash and stat of the very bytes it came from (for the cache)."""
+    path, display, settings, keep_source, want_digest = args
+    if not want_digest or display == "-":
+        return check_file(path, display, settings, keep_source), None, None
+    from devlint.cache import content_hash, stat_key
+
+    try:
+        st = os.stat(path)
+        data = path.read_bytes()
+    except OSError:
+        return check_file(path, display, settings, keep_source), None, None
+    return check_bytes(data, path, display, settings, keep_source), content_hash(data), stat_key(st)
+
+
+def _check_batch(batch: list[tuple[Path, str, Settings, bool, bool]]) -> list[_Checked]:
+    return [_check_one(task) for task in batch]
+
+
+def _default_jobs() -> int:
+    try:
+        return len(os.sched_getaffinity(0)) or 1  # the cores this process may use (taskset, containers)
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _batches(tasks: list[tuple[Path, str, Settings, bool, bool]], jobs: int) -> list[list[int]]:
+    """Task indices grouped for the workers: largest files first, each alone; small ones bundled.
+
+    Largest-first keeps one big generated file from finishing last while the
+    other workers idle; bundling the many small files saves a round trip
+    between processes for each.
+    """
+    sizes = []
+    for path, *_ in tasks:
+        try:
+            sizes.append(os.stat(path).st_size)
+        except OSError:
+            sizes.append(0)
+    order = sorted(range(len(tasks)), key=lambda i: -sizes[i])
+    budget = max(16_384, sum(sizes) // (jobs * 64))
+    batches: list[list[int]] = []
+    current: list[int] = []
+    weight = 0
+    for index in order:
+        current.append(index)
+        weight += sizes[index]
+        if weight >= budget or len(current) >= 64:
+            batches.append(current)
+            current, weight = [], 0
+    if current:
+        batches.append(current)
+    return batches
+
+
+def _pool_context():  # noqa: ANN202 - a multiprocessing context
+    import multiprocessing
+
+    # fork: workers start in milliseconds with libcst and the rules already
+    # imported, where spawn would import them again in each (~0.3 s apiece).
+    # macOS's fork is unsafe with system frameworks, hence spawn there.
+    if sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    return None
 
 
 class ResultCache(Protocol):
     def lookup(self, path: Path, display: str) -> FileResult | None: ...
 
-    def store(self, path: Path, result: FileResult) -> None: ...
+    def store(
+        self, path: Path, result: FileResult, digest: str | None = None, stat: tuple[int, ...] | None = None
+    ) -> None: ...
 
     def flush(self) -> None: ...
+
+
+def _recheck_alone(tasks: list[tuple[Path, str, Settings, bool, bool]], fresh: list[_Checked | None]) -> None:
+    """After a worker died (a native crash, the OOM killer), check the files it left one at a time.
+
+    Only the file that kills its process again is lost, as DL999; every other
+    file keeps its result.
+    """
+    pending = [index for index, item in enumerate(fresh) if item is None]
+    while pending:
+        with ProcessPoolExecutor(max_workers=1, mp_context=_pool_context(), initializer=_worker_init) as pool:
+            for position, index in enumerate(pending):
+                try:
+                    fresh[index] = pool.submit(_check_one, tasks[index]).result()
+                except BrokenProcessPool:
+                    path, display, settings, _, _ = tasks[index]
+                    message = "the devlint worker process checking this file died (a crash or out of memory); please report it"
+                    crash = FileResult(display, [Finding(ENGINE_CODES[1].code, message, display, Position(1, 1), Position(1, 1))])
+                    fresh[index] = (_filtered(crash, selected_rules(settings)[0], settings, path, None), None, None)
+                    pending = pending[position + 1 :]
+                    break
+            else:
+                pending = []
 
 
 def check_files(
@@ -187,6 +291,8 @@ def check_files(
 ) -> list[FileResult]:
     """Check files in parallel; results come back in input order whatever the job count."""
     files = list(files)
+    if keep_source:
+        cache = None  # a cached result has no source to fix
     results: list[FileResult | None] = [None] * len(files)
     todo: list[int] = []
     for index, (path, display) in enumerate(files):
@@ -195,20 +301,28 @@ def check_files(
             results[index] = hit
         else:
             todo.append(index)
-    tasks = [(files[i][0], files[i][1], settings, keep_source) for i in todo]
-    jobs = jobs or os.cpu_count() or 1
+    tasks = [(files[i][0], files[i][1], settings, keep_source, cache is not None) for i in todo]
+    jobs = jobs or _default_jobs()
+    fresh: list[_Checked | None] = [None] * len(tasks)
     # Starting worker processes costs more than checking a handful of files.
     if jobs <= 1 or len(tasks) < 8:
         _worker_init()
         fresh = [_check_one(task) for task in tasks]
     else:
-        chunk = max(1, min(16, len(tasks) // (jobs * 8)))
-        with ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init) as pool:
-            fresh = list(pool.map(_check_one, tasks, chunksize=chunk))
-    for index, result in zip(todo, fresh):
+        batches = _batches(tasks, jobs)
+        try:
+            with ProcessPoolExecutor(max_workers=min(jobs, len(batches)), mp_context=_pool_context(), initializer=_worker_init) as pool:
+                for batch, checked in zip(batches, pool.map(_check_batch, [[tasks[i] for i in batch] for batch in batches])):
+                    for task_index, item in zip(batch, checked):
+                        fresh[task_index] = item
+        except BrokenProcessPool:
+            _recheck_alone(tasks, fresh)
+    for index, item in zip(todo, fresh):
+        assert item is not None
+        result, digest, stat = item
         results[index] = result
-        if cache is not None:
-            cache.store(files[index][0], result)
+        if cache is not None and digest is not None:
+            cache.store(files[index][0], result, digest, stat)
     if cache is not None:
         cache.flush()
     return [result for result in results if result is not None]

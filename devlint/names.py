@@ -9,6 +9,7 @@ needs to know what a handful of imported roots (`torch`, `nn`, `np`, `F`,
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 
 import libcst as cst
 
@@ -115,82 +116,56 @@ def _child_statements(node: cst.BaseCompoundStatement) -> list[cst.CSTNode]:
     return children
 
 
-class LocalBindings(cst.CSTVisitor):
+def _bind_target(target: cst.BaseExpression, names: set[str]) -> None:
+    if isinstance(target, cst.Name):
+        names.add(target.value)
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            _bind_target(element.value, names)
+    elif isinstance(target, cst.StarredElement):
+        _bind_target(target.value, names)
+
+
+class LocalBindings:
     """Names a function binds itself (parameters, assignments, loop targets...).
 
     Nested functions, classes and lambdas are their own scopes and are not entered.
     """
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.names: set[str] = set()
-        self._globals: set[str] = set()
+    @staticmethod
+    @lru_cache(maxsize=4096)
+    def of(func: cst.FunctionDef | cst.Lambda) -> frozenset[str]:
+        """Computed once per function: the engine's walk and the device analysis both ask."""
+        from devlint.tree import descendants
 
-    @classmethod
-    def of(cls, func: cst.FunctionDef | cst.Lambda) -> frozenset[str]:
-        visitor = cls()
+        names: set[str] = set()
+        declared_global: set[str] = set()
         params = func.params
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-            visitor.names.add(param.name.value)
+            names.add(param.name.value)
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
-                visitor.names.add(star.name.value)
-        if isinstance(func, cst.FunctionDef):
-            func.body.visit(visitor)
-        return frozenset(visitor.names - visitor._globals)
-
-    def _bind(self, target: cst.BaseExpression) -> None:
-        if isinstance(target, cst.Name):
-            self.names.add(target.value)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                self._bind(element.value)
-        elif isinstance(target, cst.StarredElement):
-            self._bind(target.value)
-
-    def visit_Global(self, node: cst.Global) -> None:
-        self._globals.update(item.name.value for item in node.names)
-
-    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-        self._globals.update(item.name.value for item in node.names)
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._bind(node.target)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if node.value is not None:
-            self._bind(node.target)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._bind(node.target)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._bind(node.target)
-
-    def visit_WithItem(self, node: cst.WithItem) -> None:
-        if node.asname is not None:
-            self._bind(node.asname.name)
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._bind(node.target)
-
-    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
-        if node.name is not None:
-            self._bind(node.name.name)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        self.names.add(node.name.value)
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        self.names.add(node.name.value)
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_Import(self, node: cst.Import) -> bool:
-        return False
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        return False
+                names.add(star.name.value)
+        if not isinstance(func, cst.FunctionDef):
+            return frozenset(names)
+        scopes = (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.Import, cst.ImportFrom)
+        for node in descendants(func.body, enter=lambda n: not isinstance(n, scopes)):
+            if isinstance(node, cst.AssignTarget):
+                _bind_target(node.target, names)
+            elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+                if not isinstance(node, cst.AnnAssign) or node.value is not None:
+                    _bind_target(node.target, names)
+            elif isinstance(node, (cst.For, cst.CompFor)):
+                if isinstance(node, cst.For):
+                    _bind_target(node.target, names)
+            elif isinstance(node, cst.WithItem) and node.asname is not None:
+                _bind_target(node.asname.name, names)  # type: ignore[arg-type]
+            elif isinstance(node, cst.NamedExpr):
+                _bind_target(node.target, names)
+            elif isinstance(node, cst.ExceptHandler) and node.name is not None:
+                _bind_target(node.name.name, names)  # type: ignore[arg-type]
+            elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+                names.add(node.name.value)
+            elif isinstance(node, (cst.Global, cst.Nonlocal)):
+                declared_global.update(item.name.value for item in node.names)
+        return frozenset(names - declared_global)

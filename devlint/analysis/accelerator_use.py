@@ -15,6 +15,7 @@ import libcst as cst
 from devlint.analysis.guards import device_type_of_string, string_value
 from devlint.analysis.torchnames import ACCELERATOR_TYPES
 from devlint.names import ImportTable
+from devlint.tree import descendants
 
 _WORDS = frozenset({"cuda", "gpu", "gpus", "mps", "xpu", "accelerator", "accel", "hpu", "npu", "tpu", "xla", "nccl", "rank"})
 _PARTS = re.compile(r"[a-z]+")
@@ -41,16 +42,10 @@ def _is_cpu_device(expr: cst.BaseExpression, names: ImportTable) -> bool:
     return False
 
 
-class _Finder(cst.CSTVisitor):
+class _Finder:
     def __init__(self, names: ImportTable) -> None:
-        super().__init__()
         self.names = names
         self.found = False
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if self.found:
-            return False
-        return super().on_visit(node)
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         value = string_value(node)
@@ -80,5 +75,10 @@ class _Finder(cst.CSTVisitor):
 
 def may_use_accelerator(module: cst.Module, names: ImportTable) -> bool:
     finder = _Finder(names)
-    module.visit(finder)
-    return finder.found
+    for node in descendants(module):
+        method = getattr(finder, f"visit_{type(node).__name__}", None)
+        if method is not None:
+            method(node)
+            if finder.found:
+                return True
+    return False

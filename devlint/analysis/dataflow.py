@@ -42,6 +42,7 @@ from devlint.analysis.tables import (
 from devlint.analysis.torchnames import ACCELERATOR_TYPES, FACTORIES, INPUT_FOLLOWING, LOADER_CLASSES
 from devlint.config import Settings
 from devlint.names import ImportTable, dotted_name
+from devlint.tree import descendants
 
 _ROUNDS = 3  # summary/call-site rounds before the recording round
 _MAX_LOOP_DEPTH = 2  # deeper loops run once: keeps the cost linear
@@ -90,8 +91,12 @@ class _Solver:
         self._events: dict[tuple[str, int], object] = {}
 
     def solve(self) -> None:
-        for round_number in range(_ROUNDS + 1):
-            self.recording = round_number == _ROUNDS
+        # Each round sees the facts of the previous one; once a round's facts come
+        # out as they went in, its observations are final.
+        self.recording = True
+        self.moves = [(func, list(_in_place_moves(func.node, self))) for func in self.program.functions]
+        for _ in range(_ROUNDS + 1):
+            self._events = {}
             self._next_summaries, self._next_params, self._next_attrs, self._next_envs = {}, {}, {}, {}
             top = _Run(self, None)
             top.exec_block(self.analysis.module.body)
@@ -104,12 +109,20 @@ class _Solver:
                 run.start()
                 run.exec_block(_body(func.node))
                 run.finish()
+            settled = (
+                next_globals == self.globals
+                and self._next_summaries == self.summaries
+                and self._next_params == self.param_facts
+                and self._next_attrs == self.self_attrs
+            )
             self.globals = next_globals
             self.dataset_attrs = self._dataset_attributes()
             self.summaries = self._next_summaries
             self.param_facts = self._next_params
             self.self_attrs = self._next_attrs
             self.final_envs = self._next_envs
+            if settled:
+                break
         events = self._events.values()
         self.analysis.conflicts = [e for e in events if isinstance(e, Conflict)]
         self.analysis.discarded = [e for e in events if isinstance(e, DiscardedMove)]
@@ -148,8 +161,8 @@ class _Solver:
 
     def _apply_function_moves(self, env: dict[str, Value]) -> None:
         """A global model moved inside `train()` is on the device when `test()` runs."""
-        for func in self.program.functions:
-            for name, place, node in _in_place_moves(func.node, self):
+        for func, moves in self.moves:
+            for name, place, node in moves:
                 if name in func.shadowed or name not in env:
                     continue
                 value = env[name]
@@ -188,13 +201,7 @@ def _in_place_moves(func: cst.FunctionDef, solver: _Solver) -> Iterator[tuple[st
 
 
 def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and current is not node:
-            continue
-        stack.extend(reversed(current.children))
+    return descendants(node, enter=lambda n: not isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)))
 
 
 class _Run:

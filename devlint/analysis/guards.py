@@ -16,6 +16,7 @@ import libcst as cst
 
 from devlint.analysis.torchnames import ACCELERATOR_TYPES, AVAILABILITY_CALLS, CPU_TYPES
 from devlint.names import dotted_name
+from devlint.tree import descendants
 
 if TYPE_CHECKING:
     from devlint.context import FileContext
@@ -189,8 +190,4 @@ def _exits(block: cst.BaseSuite) -> bool:
 
 
 def _walk(expr: cst.CSTNode):
-    stack = [expr]
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(node.children)
+    return descendants(expr)

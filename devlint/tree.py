@@ -1,0 +1,114 @@
+"""A fast walk over libcst trees.
+
+`CSTNode.visit` rebuilds every node it passes through and `.children` does a
+visit of its own: on real files the two cost more than parsing. Analysis
+only needs to read the tree, so this walks the dataclass fields directly,
+skipping whitespace, parentheses and commas, which hold no code.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator
+
+import libcst as cst
+
+_SKIPPED = frozenset(
+    {
+        "whitespace",
+        "lpar",
+        "rpar",
+        "lbracket",
+        "rbracket",
+        "lbrace",
+        "rbrace",
+        "leading_lines",
+        "lines_after_decorators",
+        "header",
+        "footer",
+        "comma",
+        "semicolon",
+        "trailing_whitespace",
+        "newline",
+        "equal",
+        "colon",
+        "dot",
+        "star_tok",
+        "asynchronous",
+    }
+)
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def fields_of(node_type: type) -> tuple[str, ...]:
+    names = _FIELDS.get(node_type)
+    if names is None:
+        names = tuple(
+            f.name
+            for f in dataclasses.fields(node_type)
+            if f.name not in _SKIPPED and not f.name.startswith("whitespace") and f.name != "operator"
+        )
+        _FIELDS[node_type] = names
+    return names
+
+
+def child_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Direct children that can hold code, in field order."""
+    for name in fields_of(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            yield value
+        elif isinstance(value, (tuple, list)):
+            for item in value:
+                if isinstance(item, cst.CSTNode):
+                    yield item
+
+
+def descendants(node: cst.CSTNode, enter: Callable[[cst.CSTNode], bool] | None = None) -> Iterator[cst.CSTNode]:
+    """Every node below (and including) `node`, depth first; `enter(n)` False prunes n's children."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        if enter is not None and current is not node and not enter(current):
+            continue
+        children = list(child_nodes(current))
+        children.reverse()
+        stack.extend(children)
+
+
+class Walker:
+    """Calls `visit_<Type>`, `leave_<Type>` and `visit_<Type>_<field>` hooks of a dispatcher."""
+
+    def __init__(
+        self,
+        visit: Callable[[cst.CSTNode], bool],
+        leave: Callable[[cst.CSTNode], None],
+        field_hooks: frozenset[str],
+        visit_field: Callable[[cst.CSTNode, str], None],
+        leave_field: Callable[[cst.CSTNode, str], None],
+    ) -> None:
+        self._visit = visit
+        self._leave = leave
+        self._hooks = field_hooks
+        self._visit_field = visit_field
+        self._leave_field = leave_field
+
+    def walk(self, node: cst.CSTNode) -> None:
+        if self._visit(node):
+            type_name = type(node).__name__
+            hooks = self._hooks
+            for name in fields_of(type(node)):
+                value = getattr(node, name)
+                hooked = f"{type_name}_{name}" in hooks
+                if hooked:
+                    self._visit_field(node, name)
+                if isinstance(value, cst.CSTNode):
+                    self.walk(value)
+                elif isinstance(value, (tuple, list)):
+                    for item in value:
+                        if isinstance(item, cst.CSTNode):
+                            self.walk(item)
+                if hooked:
+                    self._leave_field(node, name)
+        self._leave(node)
