@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 _FLAG_WORDS = ("cuda", "gpu", "mps", "accelerat", "xpu")
 _DEVICE_STRINGS = ACCELERATOR_TYPES | CPU_TYPES
+_SKIP_DECORATORS = frozenset({"skipif", "skipunless", "requires_cuda", "requires_gpu", "requires_accelerator", "onlycuda", "skipifnocuda"})
 
 
 def string_value(node: cst.CSTNode) -> str | None:
@@ -161,15 +162,31 @@ class AcceleratorGuards:
     def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
         self._block_guards.pop()
 
+    def _decorated_guard(self, node: cst.FunctionDef | cst.ClassDef) -> bool:
+        """A test skipped on some condition (`skipif(not HAS_FA3)`, `requires_cuda`) states its hardware needs."""
+        for decorator in node.decorators:
+            expr = decorator.decorator
+            callee = expr.func if isinstance(expr, cst.Call) else expr
+            leaf = (dotted_name(callee) or "").rsplit(".", 1)[-1].lower()
+            if leaf in _SKIP_DECORATORS or self.mentions_accelerator_check(expr):
+                return True
+        return False
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         # A test marked to skip without CUDA, or a function named for the GPU path.
-        guarded = any(self.mentions_accelerator_check(d.decorator) for d in node.decorators) or any(
-            word in node.name.value.lower() for word in _FLAG_WORDS
-        )
+        guarded = self._decorated_guard(node) or any(word in node.name.value.lower() for word in _FLAG_WORDS)
         self._if_stack.append((guarded, False))
         self.visit_If_body(node)  # type: ignore[arg-type]
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.leave_If_body(original_node)  # type: ignore[arg-type]
+        self._if_stack.pop()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._if_stack.append((self._decorated_guard(node), False))
+        self.visit_If_body(node)  # type: ignore[arg-type]
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self.leave_If_body(original_node)  # type: ignore[arg-type]
         self._if_stack.pop()
 
