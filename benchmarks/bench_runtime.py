@@ -4,9 +4,8 @@
 
 For each model (a ResNet-20-class CNN on 32x32 images, a small GPT-like
 transformer) and each workload (forward under no_grad, a full training step),
-the script alternates rounds without and with the mode so that drift in the
-machine's speed hits both sides alike, and prints the ratio of the fastest
-rounds.
+the script runs many short rounds, each timing without and with the mode back
+to back, and prints the median of the rounds' ratios.
 "with" is `check_devices()` (every module); "with(model)" is
 `check_devices(model)` (only that model's modules).
 """
@@ -14,6 +13,7 @@ rounds.
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -138,6 +138,10 @@ clock = time.thread_time
 
 def timed(work: Workload, context: Callable[[], Any], iters: int) -> float:
     with context():
+        # Entering or leaving the mode replaces nn.Module.__call__, which resets
+        # Python's specialised bytecode at every module call site; one untimed
+        # call lets both sides start warm, as a long run would.
+        work()
         start = clock()
         for _ in range(iters):
             work()
@@ -149,22 +153,31 @@ def compare(model: nn.Module, work: Workload, rounds: int) -> tuple[float, float
     for _ in range(3):
         work()
     once = timed(work, nullcontext, 3)
-    iters = max(2, int(0.02 / max(once, 1e-6)))  # ~20 ms a round
-    base, every, watched = [], [], []
-    for _ in range(rounds):
-        base.append(timed(work, nullcontext, iters))
-        every.append(timed(work, dlr.check_devices, iters))
-        watched.append(timed(work, lambda: dlr.check_devices(model), iters))
-    # The fastest round of each side: on a shared machine, other work only ever
-    # adds time, so the minimum is the figure least disturbed by it.
-    b = min(base)
-    return b, min(every) / b, min(watched) / b
+    iters = max(2, int(0.01 / max(once, 1e-6)))  # ~10 ms a round: many short rounds
+    sides: list[tuple[list[float], Callable[[], Any]]] = [
+        ([], nullcontext),
+        ([], dlr.check_devices),
+        ([], lambda: dlr.check_devices(model)),
+    ]
+    for i in range(rounds):
+        # Alternate the order, so that no side always runs right after another.
+        for times, context in sides if i % 2 else reversed(sides):
+            times.append(timed(work, context, iters))
+    base, every, watched = (times for times, _ in sides)
+    # Each round's sides ran back to back, so their ratio cancels slow drift in
+    # the machine's speed; the median of those ratios ignores the rounds that
+    # other work on a shared machine disturbed.
+    return (
+        statistics.median(base),
+        statistics.median(w / b for w, b in zip(every, base, strict=True)),
+        statistics.median(w / b for w, b in zip(watched, base, strict=True)),
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--batch", type=int, default=8)
-    parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--rounds", type=int, default=100)
     parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads (1: steadier figures)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)

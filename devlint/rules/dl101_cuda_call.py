@@ -53,7 +53,7 @@ class CudaCall(Rule):
 
     def _emit(self, calls: list[cst.Call]) -> None:
         first = calls[0]
-        target = self.ctx.module.code_for_node(first.func.value)  # type: ignore[attr-defined]
+        target = _snippet(self.ctx.module.code_for_node(first.func.value))  # type: ignore[attr-defined]
         if len(calls) == 1:
             message = f"`{target}.cuda()` hardcodes a CUDA GPU and fails on machines without one; use `.to(device)` with a selected device"
         else:
@@ -64,3 +64,9 @@ class CudaCall(Rule):
         device = device_in_scope(self.ctx, first)
         fix = cuda_to_device(self.ctx, calls, device) if device is not None else None
         self.report(first, message, fix)
+
+
+def _snippet(code: str, limit: int = 60) -> str:
+    """Code quoted in a message: one line (findings are one line each), and short."""
+    flat = " ".join(code.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."

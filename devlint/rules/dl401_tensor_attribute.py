@@ -44,7 +44,7 @@ class TensorAttribute(Rule):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         index = file_index(self.ctx)
-        if not index.is_module_class(node):
+        if not index.moved_by_to(node):
             return
         state = index.class_state(node)
         for attr, attr_state in state.attrs.items():
@@ -124,6 +124,8 @@ class TensorAttribute(Rule):
                 return None
             attr = assignment.attr
             if attr in index.class_level_names(node.name.value):
+                return None
+            if state.attrs[attr].parameter_elsewhere:
                 return None
             siblings = state.attrs[attr].assignments
             if any(other.kind != TENSOR or other.before_super for other in siblings):

@@ -39,7 +39,7 @@ class PlainContainer(Rule):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         index = file_index(self.ctx)
-        if not index.is_module_class(node):
+        if not index.moved_by_to(node):
             return
         state = index.class_state(node)
         for attr, attr_state in state.attrs.items():

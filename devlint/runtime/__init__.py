@@ -23,6 +23,7 @@ from devlint.runtime.errors import (
 
 if TYPE_CHECKING:
     from devlint.runtime.check import DeviceCheck, check_devices, disable, enable, is_enabled
+    from devlint.runtime.simulate import simulate_cuda
 
 _LAZY = {
     "DeviceCheck": "devlint.runtime.check",
@@ -30,6 +31,8 @@ _LAZY = {
     "enable": "devlint.runtime.check",
     "disable": "devlint.runtime.check",
     "is_enabled": "devlint.runtime.check",
+    # Simulated CUDA lives in devlint.runtime.simulate (issue 6).
+    "simulate_cuda": "devlint.runtime.simulate",
 }
 
 __all__ = [
@@ -42,6 +45,7 @@ __all__ = [
     "disable",
     "enable",
     "is_enabled",
+    "simulate_cuda",
 ]
 
 

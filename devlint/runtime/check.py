@@ -32,6 +32,8 @@ class DeviceCheck:
         exempt: Iterable[Exemption] | Exemption | None = None,
         check_parameterless: bool = True,
     ) -> None:
+        if exempt is not None and not isinstance(exempt, (str, type)):
+            exempt = tuple(exempt)  # a generator would be spent by the first entry
         # Validate now, so that a typo fails where it is written.
         Watch.build(None, mode, exempt, check_parameterless)
         if model is not None and not isinstance(model, nn.Module):

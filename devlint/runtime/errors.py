@@ -24,7 +24,9 @@ class Misplaced:
     dtype: str = ""
 
 
-@dataclass
+# repr=False and eq=False keep the exception's own repr (DeviceMismatchError('...'))
+# and its identity semantics, which the traceback machinery relies on.
+@dataclass(repr=False, eq=False)
 class DeviceMismatchError(RuntimeError):
     """A module was called with tensors on more than one device.
 
@@ -51,10 +53,6 @@ class DeviceMismatchError(RuntimeError):
 
     def __str__(self) -> str:
         return self.message
-
-    # dataclass would otherwise make instances unhashable, and the traceback
-    # machinery puts exceptions in sets to detect cycles.
-    __hash__ = RuntimeError.__hash__
 
 
 class DeviceMismatchWarning(RuntimeWarning):

@@ -28,7 +28,7 @@ import torch
 from torch import nn
 
 from devlint.runtime.callsite import CallSite, first_user_frame, frames_between, outermost_frame_of
-from devlint.runtime.errors import DeviceCheckSkippedWarning, DeviceMismatchWarning
+from devlint.runtime.errors import DeviceCheckSkippedWarning, DeviceMismatchError, DeviceMismatchWarning
 from devlint.runtime.mismatch import Mismatch, ModulePlace
 from devlint.runtime.tensors import CallTensors, call_is_consistent
 from devlint.runtime.watch import Watch
@@ -37,8 +37,6 @@ from devlint.runtime.watch import Watch
 class _ThreadState(threading.local):
     def __init__(self) -> None:
         self.watches: list[Watch] = []
-        # The outermost module whose call is under way in this thread.
-        self.root: nn.Module | None = None
 
 
 _thread = _ThreadState()
@@ -47,58 +45,84 @@ _lock = threading.Lock()
 _live = 0  # activations in all threads, the session's included
 _original_call: Callable[..., Any] | None = None
 
-# Module types whose inner calls devlint cannot see (TorchScript, torch.compile);
-# None for ordinary types. Looked up by type on every call, so a dict.
+# Module types whose inner calls devlint cannot see (TorchScript, torch.compile)
+# map to a name for them, ordinary types to None. Looked up on every call.
 _opaque_kinds: dict[type, str | None] = {}
-_said_opaque: set[str] = set()
+_said_once: set[str] = set()
+_UNSEEN = "?"
+
+# Dynamo traces through Module.__call__ and reads this as constant True while
+# tracing, so a compiled region runs the modules' calls as a graph, unchecked
+# (the compiled module's own call is checked, and _say_opaque says so).
+# is_dynamo_compiling is a plain `return False` in eager code: 40 ns, where
+# is_compiling() costs 140 ns on every module call.
+# (torch < 2.3 has neither; there torch._dynamo.is_compiling is the same test.)
+_compiling: Callable[[], bool] = getattr(torch.compiler, "is_dynamo_compiling", None) or getattr(
+    torch.compiler, "is_compiling", None
+) or (lambda: torch._dynamo.is_compiling())
 
 
 def _checked_call(self: nn.Module, *args: Any, **kwargs: Any) -> Any:
     # Every nn.Module call in the process passes here while the mode is live,
-    # so the path for "nothing to check" comes first and stays short.
-    state = _thread
-    watches = state.watches
-    if (not watches and _session is None) or _compiling():
-        return _original_call(self, *args, **kwargs)  # type: ignore[misc]
-    if state.root is not None:
-        _check(self, args, kwargs, watches)
-        return _original_call(self, *args, **kwargs)  # type: ignore[misc]
-    state.root = self
-    try:
-        _check(self, args, kwargs, watches)
-        return _original_call(self, *args, **kwargs)  # type: ignore[misc]
-    finally:
-        state.root = None
-
-
-def _compiling() -> bool:
-    # Dynamo traces through Module.__call__; inside a compiled region the
-    # modules' calls run as a graph, and only the compiled module's own call is
-    # checked (see _opaque_kind). torch.compiler.is_compiling() is what Dynamo
-    # understands as "constant True while tracing".
-    return torch.compiler.is_compiling()
-
-
-def _check(module: nn.Module, args: tuple[Any, ...], kwargs: Mapping[str, Any], watches: list[Watch]) -> None:
-    watch = None
-    for candidate in reversed(watches):
-        if candidate.members is None or id(module) in candidate.members:
-            watch = candidate
-            break
+    # so this stays short: no bookkeeping per call, the outermost module and
+    # the call sites are found from the stack only after a mismatch.
+    watches = _thread.watches
+    if watches:
+        watch: Watch | None = watches[-1]
+        if watch.members is not None and id(self) not in watch.members:  # type: ignore[union-attr]
+            watch = _find_watch(self, watches)
     else:
-        session = _session
-        if session is not None and session.covers(module):
-            watch = session
-    if watch is None:
+        watch = _session
+        if watch is not None and watch.members is not None and id(self) not in watch.members:
+            watch = None
+    if watch is not None and not _compiling():
+        error = None
+        try:
+            kind = _opaque_kinds.get(type(self), _UNSEEN)
+            if kind is not None:
+                _opaque(type(self), kind)
+            if not call_is_consistent(self, args, kwargs, watch.parameterless):
+                error = _report(watch, self, args, kwargs)
+        except Warning:
+            raise  # mode="warn" under -W error: what the user asked for
+        except Exception as bug:  # noqa: BLE001 - a devlint bug must not stop the model
+            _say_failed(self, bug)
+        if error is not None:
+            __tracebackhide__ = True  # pytest: the traceback ends in user code
+            raise error
+    return _original_call(self, *args, **kwargs)  # type: ignore[misc]
+
+
+def _say_failed(module: nn.Module, bug: Exception) -> None:
+    if "failed" in _said_once:
         return
-    cls = type(module)
-    kind = _opaque_kinds.get(cls, "")
-    if kind == "":
-        kind = _opaque_kinds[cls] = _opaque_kind(cls)
-    if kind is not None:
-        _say_opaque(kind, cls)
-    if not call_is_consistent(module, args, kwargs, watch.parameterless):
-        _report(watch, module, args, kwargs)
+    _said_once.add("failed")
+    warnings.warn(
+        f"devlint.runtime could not check a call of {type(module).__name__} and let it run: "
+        f"{type(bug).__name__}: {bug}. Please report this. (Said once per process.)",
+        DeviceCheckSkippedWarning,
+        stacklevel=3,
+    )
+
+
+def _find_watch(module: nn.Module, watches: list[Watch]) -> Watch | None:
+    """The innermost activation of this thread that covers the module, else the session's."""
+    for watch in reversed(watches):
+        if watch.covers(module):
+            return watch
+    session = _session
+    if session is not None and session.covers(module):
+        return session
+    return None
+
+
+def _opaque(cls: type, kind: str) -> None:
+    if kind == _UNSEEN:
+        found = _opaque_kinds[cls] = _opaque_kind(cls)
+        if found is None:
+            return
+        kind = found
+    _say_opaque(kind, cls)
 
 
 def _opaque_kind(cls: type) -> str | None:
@@ -112,9 +136,9 @@ def _opaque_kind(cls: type) -> str | None:
 
 
 def _say_opaque(kind: str, cls: type) -> None:
-    if kind in _said_opaque:
+    if kind in _said_once:
         return
-    _said_opaque.add(kind)
+    _said_once.add(kind)
     frame = first_user_frame(sys._getframe(1))
     level = frames_between(sys._getframe(0), frame) + 1 if frame is not None else 2
     warnings.warn(
@@ -126,24 +150,30 @@ def _say_opaque(kind: str, cls: type) -> None:
     )
 
 
-def _report(watch: Watch, module: nn.Module, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
+def _report(
+    watch: Watch, module: nn.Module, args: tuple[Any, ...], kwargs: Mapping[str, Any]
+) -> DeviceMismatchError | None:
+    """The error to raise, or None after warning (mode "warn") or when nothing is wrong after all."""
     # accelerate's dispatch hooks (device_map="auto", CPU offload) wrap forward
     # and move weights and inputs only once forward starts: before that, a
     # split is expected and not a bug.
     if "_hf_hook" in module.__dict__:
-        return
+        return None
     if watch.exempt_types and isinstance(module, watch.exempt_types):
-        return
+        return None
     mismatch = Mismatch.judge(CallTensors.collect(module, args, kwargs))
     if mismatch is None:
-        return
+        return None
     here = sys._getframe(0)
     user = first_user_frame(here)
+    # The outermost module call under way in this thread is the model the
+    # user called; its frame in this wrapper holds it as `self`.
     outer = outermost_frame_of(_checked_call.__code__, here)
+    root = outer.f_locals.get("self") if outer is not None else None
     root_user = first_user_frame(outer.f_back) if outer is not None else None
-    place = ModulePlace.find(module, _thread.root, root_user)
+    place = ModulePlace.find(module, root if isinstance(root, nn.Module) else None, root_user)
     if watch.exempts(module, place.relative, place.display):
-        return
+        return None
     error = mismatch.error(
         module,
         place,
@@ -151,9 +181,10 @@ def _report(watch: Watch, module: nn.Module, args: tuple[Any, ...], kwargs: Mapp
         CallSite.of(root_user) if root_user is not None else None,
     )
     if watch.mode == "raise":
-        raise error
+        return error
     level = frames_between(here, user) + 1 if user is not None else 1
     warnings.warn(error.message, DeviceMismatchWarning, stacklevel=level)
+    return None
 
 
 def _install() -> None:
@@ -173,6 +204,18 @@ def _uninstall() -> None:
         # away would break them, and ours is inert with nothing live.
         if _live == 0 and nn.Module.__call__ is _checked_call:
             nn.Module.__call__ = _original_call  # type: ignore[method-assign]
+            _forget_captured_wrapper()
+
+
+def _forget_captured_wrapper() -> None:
+    # Dynamo keeps the Module.__call__ it saw when first imported, to skip
+    # straight to forward for modules that do not override __call__. Imported
+    # inside a checked block, it saw this wrapper, and would compile every
+    # module more slowly after the block ends.
+    for name in ("torch._dynamo.utils", "torch._dynamo.variables.nn_module"):
+        module = sys.modules.get(name)
+        if module is not None and getattr(module, "unpatched_nn_module_call", None) is _checked_call:
+            module.unpatched_nn_module_call = _original_call
 
 
 def push(watch: Watch) -> None:

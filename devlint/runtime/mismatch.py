@@ -65,10 +65,12 @@ class Mismatch:
 
     @classmethod
     def judge(cls, tensors: CallTensors) -> Mismatch | None:
-        """None when the tensors agree after all (the fast pass and this one look alike, but be safe)."""
+        """None when the tensors agree after all: the fast pass leaves CPU scalars to this one."""
         own_devices = tensors.own_devices()
         if own_devices:
             expected = own_devices[0]
+        elif tensors.inner is not None:
+            expected = tensors.inner.device
         else:
             first = next((p for p in tensors.inputs if not p.is_cpu_scalar()), None)
             if first is None:
@@ -81,7 +83,9 @@ class Mismatch:
             return None
         return cls(expected, len(own_devices) > 1, not tensors.own, offenders, tensors)
 
-    def error(self, module: nn.Module, place: ModulePlace, site: CallSite | None, root_site: CallSite | None) -> DeviceMismatchError:
+    def error(
+        self, module: nn.Module, place: ModulePlace, site: CallSite | None, root_site: CallSite | None
+    ) -> DeviceMismatchError:
         lines = [f"device mismatch in {place.display} ({type(module).__name__})"]
         expected = str(self.expected)
         own_names = {id(p) for p in self.tensors.own}
@@ -92,23 +96,27 @@ class Mismatch:
             if inputs_off:
                 lines.append(f"  and these inputs are not on {expected}, where most of them are:")
                 lines += _table(inputs_off)
+        elif self.parameterless and self.tensors.inner is not None:
+            lines.append(f"  its submodules' parameters are on {expected}, but these inputs are not:")
+            lines += _table(list(self.offenders))
         elif self.parameterless:
             first = next(p for p in self.tensors.inputs if not p.is_cpu_scalar())
             lines.append(
-                f"  it has no parameters, and its inputs are on more than one device: "
+                f"  it has no parameters or buffers, and its inputs are on more than one device: "
                 f"{first.where} is on {expected}, but"
             )
             lines += _table(list(self.offenders))
         else:
-            lines.append(f"  its parameters are on {expected}, but these inputs are not:")
+            owner = "parameters" if any(p.kind == "parameter" for p in self.tensors.own) else "buffers"
+            lines.append(f"  its {owner} are on {expected}, but these inputs are not:")
             lines += _table(list(self.offenders))
         if site is not None:
             lines.append(f"  called from {site.location} in {site.function}: {site.line}")
         if root_site is not None and root_site != site:
             lines.append(f"  {place.root_name} called from {root_site.location}: {root_site.line}")
         lines.append("fix: " + self._fix(place))
-        devices = {str(p.device) for p in self.offenders} | {expected}
-        if "meta" in devices:
+        module_on_meta = expected == "meta" and (not self.parameterless or self.tensors.inner is not None)
+        if module_on_meta:
             lines.append(
                 "note: meta tensors have no data; a module built on the meta device "
                 "(torch.device('meta'), init_empty_weights) must be materialized with "
@@ -141,13 +149,11 @@ class Mismatch:
                 "(create it on the module's device, or move the model again). If the module is split "
                 "across devices on purpose, exempt it: check_devices(exempt=[...])."
             )
-        first = self.offenders[0].where
-        if self.parameterless:
-            return f"move every input of this call to one device before the call, e.g. `{first}.to(\"{expected}\")`."
+        if self.parameterless and self.tensors.inner is None:
+            return f"move every input of this call to one device before the call, e.g. `tensor.to(\"{expected}\")`."
         return (
-            f"move these inputs to the module's device before the call, e.g. `x = x.to(\"{expected}\")` "
-            f"for {first}; or, if the module is the one on the wrong device, move the model with "
-            f"`{place.root_name}.to(device)`."
+            f"move each input listed above to {expected} before the call (`tensor.to(\"{expected}\")`); "
+            f"or, if the module is the one on the wrong device, move the model: `{place.root_name}.to(device)`."
         )
 
 

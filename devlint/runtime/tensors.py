@@ -35,11 +35,9 @@ def _walk_fast(obj: Any, device: torch.device | None, depth: int) -> torch.devic
     """Return the device the tensors in ``obj`` agree on so far; raise _Disagree if they do not."""
     if isinstance(obj, Tensor):
         d = obj.device
-        if device is None:
-            return None if _is_cpu_scalar(obj, d) else d
-        if d != device and not _is_cpu_scalar(obj, d):
+        if device is not None and d != device:
             raise _Disagree
-        return device
+        return d
     if depth >= MAX_DEPTH:
         return device
     cls = type(obj)
@@ -60,40 +58,45 @@ def call_is_consistent(
 ) -> bool:
     """True when the module's own tensors and every input tensor share one device.
 
+    False means "look closer": this pass runs before every module call, so it
+    does not spend time on the CPU-scalar exception (``device.type`` alone
+    costs more than the rest of the pass); ``Mismatch.judge`` decides.
     ``parameterless`` says whether a module without parameters or buffers
     should still check that its inputs agree with each other.
     """
-    device: torch.device | None = None
     # _parameters / _buffers directly: parameters(recurse=False) costs twice as
     # much, and only the module's own tensors matter here.
-    for t in module._parameters.values():
+    params = module._parameters
+    buffers = module._buffers
+    if not params and not buffers:
+        # Containers, activations, pooling: most calls in a model have no
+        # tensors of their own and one tensor in; nothing can disagree there.
+        if not parameterless or (not kwargs and len(args) == 1 and type(args[0]) is Tensor):
+            return True
+    device: torch.device | None = None
+    for t in params.values():
         if t is not None:
-            d = t.device
             if device is None:
-                if not _is_cpu_scalar(t, d):
-                    device = d
-            elif d != device and not _is_cpu_scalar(t, d):
+                device = t.device
+            elif t.device != device:
                 return False
-    for t in module._buffers.values():
+    for t in buffers.values():
         if t is not None:
-            d = t.device
             if device is None:
-                if not _is_cpu_scalar(t, d):
-                    device = d
-            elif d != device and not _is_cpu_scalar(t, d):
+                device = t.device
+            elif t.device != device:
                 return False
-    if device is None and not parameterless:
+    if device is None and not parameterless:  # parameters and buffers all None
         return True
     try:
         for a in args:
-            if type(a) is Tensor or type(a) is nn.Parameter:
-                d = a.device
+            cls = type(a)
+            if cls is Tensor or cls is nn.Parameter:
                 if device is None:
-                    if not _is_cpu_scalar(a, d):
-                        device = d
-                elif d != device and not _is_cpu_scalar(a, d):
+                    device = a.device
+                elif a.device != device:
                     return False
-            elif a is not None and type(a) not in _SCALARS:
+            elif a is not None and cls not in _SCALARS:
                 device = _walk_fast(a, device, 1)
         for a in kwargs.values():
             if a is not None and type(a) not in _SCALARS:
@@ -153,6 +156,8 @@ class CallTensors:
 
     own: tuple[Placed, ...]
     inputs: tuple[Placed, ...]
+    # For a module without tensors of its own: its submodules' first one.
+    inner: Placed | None = None
 
     @classmethod
     def collect(cls, module: nn.Module, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> CallTensors:
@@ -161,7 +166,13 @@ class CallTensors:
         seen: set[int] = set()
         inputs = list(_walk_named(args, "args", 0, seen))
         inputs += _walk_named(dict(kwargs), "kwargs", 0, seen)
-        return cls(tuple(own), tuple(inputs))
+        inner = None
+        if not own:
+            for name, t in (*module.named_parameters(), *module.named_buffers()):
+                if not _is_cpu_scalar(t, t.device):
+                    inner = Placed(name, t, "parameter")
+                    break
+        return cls(tuple(own), tuple(inputs), inner)
 
     def own_devices(self) -> list[torch.device]:
         """The devices of the module's own tensors, most used first (ties: first seen)."""

@@ -39,43 +39,31 @@ class SimulatedMachine:
         self.devices = devices
         self.current = 0
         self.seed = 0
-        self._resolved: dict[Any, torch.device] = {}
+        self._parsed: dict[Any, torch.device] = {}
         self.cuda = [torch.device("cuda", i) for i in range(devices)]
 
     # -- devices ----------------------------------------------------------
 
     def resolve(self, device: Any) -> torch.device:
         """The simulated device ``device`` names (``"cuda"`` is the current one)."""
-        if isinstance(device, torch.device) and device.type == "cpu":
-            return CPU
-        key = (device, self.current) if not isinstance(device, torch.device) else device
-        try:
-            return self._resolved[key]
-        except (KeyError, TypeError):
-            pass
-        if isinstance(device, int) and not isinstance(device, bool):
-            resolved = torch.device("cuda", device)
+        if isinstance(device, torch.device):
+            parsed = device
+        elif isinstance(device, int) and not isinstance(device, bool):
+            parsed = torch.device("cuda", device)
         else:
-            resolved = torch.device(device)
-        if resolved.type == "cuda":
-            index = self.current if resolved.index is None else resolved.index
-            if not 0 <= index < self.devices:
-                raise RuntimeError(
-                    f"CUDA error: invalid device ordinal: cuda:{index} does not exist "
-                    f"(the simulation has {self.devices} device{'s' if self.devices > 1 else ''})"
-                )
-            resolved = self.cuda[index]
-        if resolved.type == "cuda" and (isinstance(device, str) and ":" not in device or (
-            isinstance(device, torch.device) and device.index is None
-        )):
-            # "cuda" follows set_device(): do not cache it across changes
-            self._resolved[(device, self.current) if not isinstance(device, torch.device) else (device, self.current)] = resolved
-            return resolved
-        try:
-            self._resolved[key] = resolved
-        except TypeError:
-            pass
-        return resolved
+            parsed = self._parsed.get(device)
+            if parsed is None:
+                parsed = self._parsed[device] = torch.device(device)
+        if parsed.type != "cuda":
+            return CPU if parsed.type == "cpu" else parsed
+        index = self.current if parsed.index is None else parsed.index
+        if not 0 <= index < self.devices:
+            plural = "s" if self.devices > 1 else ""
+            raise RuntimeError(
+                f"CUDA error: invalid device ordinal: cuda:{index} does not exist "
+                f"(the simulation has {self.devices} device{plural})"
+            )
+        return self.cuda[index]
 
     def index(self, device: Any = None) -> int:
         if device is None:
@@ -199,10 +187,50 @@ class SimulatedMachine:
         where = device_of(tensor)
         return self.device_context()(where.index if where.type == "cuda" else None)
 
+    def current_stream(self, device: Any = None) -> SimulatedStream:
+        return SimulatedStream(self.cuda[self.index(device)])
+
+    def is_current_stream_capturing(self) -> bool:
+        return False
+
     # -- torch.accelerator ------------------------------------------------
 
     def current_accelerator(self, check_available: bool = False) -> torch.device:
         return torch.device("cuda")
+
+
+class SimulatedStream:
+    """The default stream, enough for the questions torch asks of it.
+
+    Streams are out of scope: work "on" a simulated GPU runs synchronously.
+    """
+
+    def __init__(self, device: torch.device) -> None:
+        self.device = device
+        self.device_index = device.index
+        self.device_type = device.type
+        self.stream_id = 0
+
+    def is_capturing(self) -> bool:
+        return False
+
+    def query(self) -> bool:
+        return True
+
+    def synchronize(self) -> None:
+        return None
+
+    def wait_stream(self, stream: Any) -> None:
+        return None
+
+    def wait_event(self, event: Any) -> None:
+        return None
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SimulatedStream) and other.device == self.device
+
+    def __hash__(self) -> int:
+        return hash(("devlint-stream", self.device))
 
 
 class Patches:
@@ -226,6 +254,10 @@ class Patches:
 
 def install(machine: SimulatedMachine, reenter: Callable[[], Any]) -> Patches:
     """Replace torch's CUDA queries for ``machine``; ``reenter()`` re-activates the mode."""
+    # torch._dynamo indexes the torch.cuda functions the first time it is
+    # imported (optimizers import it lazily); it must see the real ones.
+    import torch._dynamo  # noqa: F401
+
     patches = Patches()
     cuda: ModuleType = torch.cuda
     answers: dict[str, Any] = {
@@ -263,6 +295,9 @@ def install(machine: SimulatedMachine, reenter: Callable[[], Any]) -> Patches:
         "device_of": machine.device_of,
         "is_bf16_supported": machine.is_available,
         "get_arch_list": lambda: ["sm_80"],
+        "current_stream": machine.current_stream,
+        "default_stream": machine.current_stream,
+        "is_current_stream_capturing": machine.is_current_stream_capturing,
     }
     for name, value in answers.items():
         patches.set(cuda, name, value)
@@ -276,6 +311,7 @@ def install(machine: SimulatedMachine, reenter: Callable[[], Any]) -> Patches:
         "set_device_index": machine.set_device,
         "set_device_idx": machine.set_device,
         "synchronize": machine.synchronize,
+        "current_stream": machine.current_stream,
     }.items():
         patches.set(accelerator, name, value)
 
@@ -283,6 +319,10 @@ def install(machine: SimulatedMachine, reenter: Callable[[], Any]) -> Patches:
     # pin-memory thread, where the mode is not active); a CPU-only build
     # cannot page-lock memory, and pinned memory is host memory anyway.
     patches.set(pin_memory_module, "pin_memory", lambda data, device=None: data)
+
+    # RNNs ask whether cuDNN takes their (CUDA) weights; a CPU build warns
+    # that it has no cuDNN. The simulated GPU has none either.
+    patches.set(torch.backends.cudnn, "is_acceptable", lambda tensor: False)
 
     load = torch.load
     patches.set(torch, "load", _simulated_load(load, machine))

@@ -69,6 +69,7 @@ class SimulatedCudaMode(TorchFunctionMode):
             "move": self._move,
             "host": self._host,
             "pin": self._pin,
+            "meta": self._meta,
         }
 
     # -- dispatch ---------------------------------------------------------
@@ -122,7 +123,7 @@ class SimulatedCudaMode(TorchFunctionMode):
         writable = op.inplace
         for position, arg in enumerate(args):
             if isinstance(arg, Tensor):
-                if free and position in free:
+                if free and position in free and _host_integers(arg):
                     continue
                 storage = arg.untyped_storage()
                 device = getattr(storage, TAG, None)
@@ -137,7 +138,7 @@ class SimulatedCudaMode(TorchFunctionMode):
                 if common is None:
                     common = device
                 elif device != common:
-                    raise self._mismatch(op, args, kwargs)
+                    raise self._mismatch(func, op, args, kwargs)
             elif type(arg) is list or type(arg) is tuple:
                 for item in arg:
                     if isinstance(item, Tensor):
@@ -154,11 +155,11 @@ class SimulatedCudaMode(TorchFunctionMode):
                         if common is None:
                             common = device
                         elif device != common:
-                            raise self._mismatch(op, args, kwargs)
+                            raise self._mismatch(func, op, args, kwargs)
         if kwargs:
             for key, arg in kwargs.items():
                 if isinstance(arg, Tensor):
-                    if free and key in free:
+                    if free and key in free and _host_integers(arg):
                         continue
                     storage = arg.untyped_storage()
                     device = getattr(storage, TAG, None)
@@ -173,7 +174,7 @@ class SimulatedCudaMode(TorchFunctionMode):
                     if common is None:
                         common = device
                     elif device != common:
-                        raise self._mismatch(op, args, kwargs)
+                        raise self._mismatch(func, op, args, kwargs)
         result = func(*args, **kwargs)
         if common is not None and common.type == "cuda":
             self._tag(result, common, scalars, op.rule.cpu_outputs)
@@ -191,11 +192,11 @@ class SimulatedCudaMode(TorchFunctionMode):
                     if keep is None or not _shares(item, keep):
                         place(item, device)
 
-    def _mismatch(self, op: _Op, args, kwargs, expected: torch.device | None = None) -> Exception:
+    def _mismatch(self, func, op: _Op, args, kwargs, expected: torch.device | None = None) -> Exception:
         tensors = [
             (label, t)
-            for label, t in report.label_tensors(op.name, args, kwargs)
-            if not _is_free(op.rule, label)
+            for label, t in report.label_tensors(op.name, args, kwargs, func)
+            if not (_is_free(op.rule, label.split("=")[-1]) and _host_integers(t))
         ]
         return report.mismatch(op.name, tensors, expected, op.rule.cuda_says)
 
@@ -210,7 +211,7 @@ class SimulatedCudaMode(TorchFunctionMode):
                 kwargs["pin_memory"] = False
         result = func(*args, **kwargs)
         if isinstance(result, Tensor):
-            if target.type in ("cuda", "cpu") and device_of(result) != target:
+            if target.type in ("cuda", "cpu") and _aliases_elsewhere(result, args, target):
                 # as_tensor(t, device=...) returns t itself when it is
                 # "already" on the CPU: on a GPU that would be a copy
                 result = result.clone()
@@ -245,6 +246,9 @@ class SimulatedCudaMode(TorchFunctionMode):
                 self._tag(result, device)
         return result
 
+    def _meta(self, func, op: _Op, args, kwargs):
+        return func(*args, **kwargs)
+
     def _index(self, func, op: _Op, args, kwargs):
         __tracebackhide__ = True
         target = args[0]
@@ -260,6 +264,7 @@ class SimulatedCudaMode(TorchFunctionMode):
                     [("self", target), ("index", index)],
                     device,
                     op.rule.cuda_says,
+                    headline=f"got an index on {where} for a tensor on {device}",
                 )
         if isinstance(values, Tensor):
             where = device_of(values)
@@ -287,13 +292,22 @@ class SimulatedCudaMode(TorchFunctionMode):
                 CPU,
                 op.rule.cuda_says,
                 error=report.HostMemoryError,
+                headline=f"needs a tensor in host memory, got one on {device}",
+                said=op.rule.cuda_says.format(device=device),
             )
         return func(*args, **kwargs)
 
     def _pin(self, func, op: _Op, args, kwargs):
         __tracebackhide__ = True
         if device_of(args[0]).type != "cpu":
-            raise report.mismatch(op.name, [("self", args[0])], CPU, op.rule.cuda_says)
+            raise report.mismatch(
+                op.name,
+                [("self", args[0])],
+                CPU,
+                op.rule.cuda_says,
+                headline="can only pin tensors in host memory",
+                said=op.rule.cuda_says.format(device=device_of(args[0])),
+            )
         # a CPU-only build cannot page-lock memory; pinned memory is still
         # host memory, so a copy on the CPU is what the caller observes
         return args[0].clone()
@@ -426,6 +440,20 @@ class SimulatedCudaMode(TorchFunctionMode):
                 if device.type == "cuda":
                     place(grad, device)
         return result
+
+
+def _aliases_elsewhere(result: Tensor, args: tuple, target: torch.device) -> bool:
+    """Whether ``result`` shares memory with an argument that is not on ``target``."""
+    storage = result.untyped_storage()
+    for arg in _tensors_in(args[0] if args else None):
+        if arg.untyped_storage() is storage and device_of(arg) != target:
+            return True
+    return False
+
+
+def _host_integers(t: Tensor) -> bool:
+    """Lengths, targets and batch sizes that CUDA kernels read from host memory."""
+    return t.is_cpu and not t.is_floating_point() and getattr(t.untyped_storage(), TAG, None) is None
 
 
 def _shares(t: Tensor, storages: list) -> bool:

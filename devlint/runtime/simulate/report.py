@@ -56,6 +56,11 @@ def _where(frame: FrameType) -> str:
     return f"{frame.f_code.co_filename}:{frame.f_lineno}"
 
 
+def _located(frame: FrameType) -> str:
+    line = _source_line(frame)
+    return f"{_where(frame)}: {line}" if line else _where(frame)
+
+
 def _source_line(frame: FrameType) -> str:
     import linecache
 
@@ -126,6 +131,8 @@ def mismatch(
     cuda_says: str,
     *,
     error: type[DeviceMismatchError] = DeviceMismatchError,
+    headline: str = "",
+    said: str = "",
 ) -> DeviceMismatchError:
     """The error for ``op`` called with ``tensors`` (label, tensor) that do not fit.
 
@@ -140,9 +147,10 @@ def mismatch(
         if d not in devices:
             devices.append(d)
     if expected is None:
-        owned_devices = [device_of(t) for _, t in tensors if id(t) in owned]
-        accelerators = [d for d in devices if d.type != "cpu"]
-        expected = (owned_devices or accelerators or devices)[0]
+        # the simulation's premise: the code means to run on the GPU, so the
+        # tensors left elsewhere are the strays
+        accelerators = [d for d in devices if d.type == "cuda"]
+        expected = (accelerators or devices)[0]
     inner = frames[0] if frames else None
     rows = []
     offenders = []
@@ -155,19 +163,20 @@ def mismatch(
         if odd:
             offenders.append(Misplaced(shown, device, shape, dtype))
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    lines = [f"simulated CUDA: {op} got tensors on different devices ({', '.join(map(str, devices))})"]
+    headline = headline or f"got tensors on different devices ({', '.join(map(str, devices))})"
+    lines = [f"simulated CUDA: {op} {headline}"]
     for row in rows:
         cells = [row[i].ljust(widths[i]) for i in range(4)]
-        lines.append("  " + "  ".join(cells) + ("  " + row[4] if row[4] else "").rstrip())
+        lines.append(("  " + "  ".join(cells) + ("  " + row[4] if row[4] else "")).rstrip())
     if path:
         lines.append(f"  in module {path} ({module_type})")
     if inner is not None:
-        lines.append(f"  at {_where(inner)}: {_source_line(inner)}")
+        lines.append(f"  at {_located(inner)}")
         for outer in frames[1:3]:
-            lines.append(f"  called from {_where(outer)}: {_source_line(outer)}")
-    shown_devices = " and ".join(str(d) for d in sorted(devices, key=lambda d: d.type != "cuda"))
-    device = next((str(device_of(t)) for _, t in tensors if device_of(t) != torch.device("cpu")), "cpu")
-    said = cuda_says.format(devices=shown_devices, device=device)
+            lines.append(f"  called from {_located(outer)}")
+    if not said:
+        shown_devices = " and ".join(str(d) for d in sorted(devices, key=lambda d: d.type != "cuda"))
+        said = cuda_says.format(devices=shown_devices, device=expected)
     lines.append(f"On a real GPU PyTorch raises: {said}")
     return error(
         "\n".join(lines),
@@ -179,9 +188,37 @@ def mismatch(
     )
 
 
-def label_tensors(op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[str, torch.Tensor]]:
+_PARAMETERS: dict[Any, list[str]] | None = None
+
+
+def parameter_names(func: Any) -> list[str]:
+    """The parameter names of a torch function, from torch's own override table."""
+    global _PARAMETERS
+    if _PARAMETERS is None:
+        import inspect
+
+        _PARAMETERS = {}
+        try:
+            overrides = torch.overrides.get_testing_overrides()
+        except Exception:  # the table is a test aid; names are a nicety
+            overrides = {}
+        for key, fake in overrides.items():
+            try:
+                _PARAMETERS[key] = list(inspect.signature(fake).parameters)
+            except (TypeError, ValueError):
+                continue
+    try:
+        return _PARAMETERS.get(func, [])
+    except TypeError:
+        return []
+
+
+def label_tensors(
+    op: str, args: tuple[Any, ...], kwargs: dict[str, Any], func: Any = None
+) -> list[tuple[str, torch.Tensor]]:
     """Every tensor in a call, labelled as the user would read it."""
     method = op.startswith("Tensor.")
+    names = parameter_names(func) if func is not None else []
     found: list[tuple[str, torch.Tensor]] = []
 
     def visit(label: str, value: Any, depth: int) -> None:
@@ -193,6 +230,8 @@ def label_tensors(op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> lis
 
     for i, value in enumerate(args):
         label = "self" if method and i == 0 else (f"args[{i - 1}]" if method else f"args[{i}]")
+        if i < len(names) and names[i] not in ("self", "args", "kwargs") and not names[i].startswith("*"):
+            label = f"{names[i]}={label}" if label != "self" else label
         visit(label, value, 0)
     for key, value in kwargs.items():
         visit(f'kwargs["{key}"]', value, 0)

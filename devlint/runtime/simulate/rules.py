@@ -10,8 +10,10 @@ behaviour, and a test fails if an entry has no example there.
 
 Kinds:
 
-- ``same``: the default described above; ``free`` names arguments that CUDA
-  accepts from any device, ``cpu_outputs`` the outputs that live on the CPU.
+- ``same``: the default described above; ``free`` names arguments (positions
+  in the call, or keywords) that CUDA accepts as integer tensors in host
+  memory (lengths, targets, batch sizes) whatever the other tensors' device;
+  ``cpu_outputs`` the outputs that live on the CPU.
 - ``strict``: all tensors on one device, no CPU-scalar exception.
 - ``self``: the result is on ``self``'s device; other tensor arguments only
   lend a shape or data to copy, so their device does not matter.
@@ -25,6 +27,7 @@ Kinds:
   another device is a copy, a move to the same device returns the tensor.
 - ``host``: the operation needs CPU memory (``numpy``).
 - ``pin``: page-locking, which only CPU tensors accept.
+- ``meta``: reads only metadata (types, shapes); any devices, nothing computed.
 """
 
 from __future__ import annotations
@@ -52,6 +55,11 @@ SAME = DeviceRule(
 _INDEX_SAYS = "indices should be either on cpu or on the same device as the indexed tensor ({device})"
 
 RULES: tuple[DeviceRule, ...] = (
+    # metadata queries compute nothing on the device
+    DeviceRule("torch._has_compatible_shallow_copy_type", "meta", "compares tensor types only"),
+    DeviceRule("torch.is_same_size", "meta", "compares shapes only"),
+    DeviceRule("torch.result_type", "meta", "compares dtypes only"),
+    DeviceRule("Tensor.is_set_to", "meta", "compares storages only"),
     # shape and type donors: CUDA reads only the metadata of ``other``
     DeviceRule("Tensor.expand_as", "self", "other only gives the shape"),
     DeviceRule("Tensor.view_as", "self", "other only gives the shape"),
@@ -69,7 +77,7 @@ RULES: tuple[DeviceRule, ...] = (
     DeviceRule("Tensor.cpu", "move", "copies to host memory"),
     DeviceRule("Tensor.type_as", "move", "casts to other's type, device included"),
     DeviceRule("Tensor.type", "move", "a torch.cuda.* type moves to the GPU"),
-    DeviceRule("Tensor.copy_", "copy", "copies from any device", free=(1, "src")),
+    DeviceRule("Tensor.copy_", "copy", "copies from any device"),
     # indexing
     DeviceRule("Tensor.__getitem__", "index", _INDEX_SAYS),
     DeviceRule("Tensor.__setitem__", "index", _INDEX_SAYS),

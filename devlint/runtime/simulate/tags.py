@@ -35,20 +35,17 @@ def device_of(t: torch.Tensor) -> torch.device:
     return t.device if tag is None else tag
 
 
-def is_cpu_scalar(t: torch.Tensor) -> bool:
-    """A 0-dim tensor in CPU memory with no tag: CUDA kernels accept these."""
-    return t.dim() == 0 and t.is_cpu and getattr(t.untyped_storage(), TAG, None) is None
-
-
 def place(t: torch.Tensor, device: torch.device) -> None:
-    """Record that ``t`` (and every tensor sharing its storage) is on ``device``."""
+    """Record that ``t`` (and every tensor sharing its storage) is on ``device``.
+
+    Placing on the CPU does nothing: a tag is never removed, because other
+    tensors may share the storage; moves to the CPU make copies instead.
+    """
+    if device.type == "cpu":
+        return
     try:
         storage = t.untyped_storage()
     except (RuntimeError, NotImplementedError):
-        return
-    if device.type == "cpu":
-        if getattr(storage, TAG, None) is not None:
-            delattr(storage, TAG)
         return
     if getattr(storage, TAG, None) == device:
         return

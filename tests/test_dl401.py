@@ -1,0 +1,359 @@
+"""DL401: tensors kept as plain nn.Module attributes, and the register_buffer fix."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from devlint.config import Settings
+from devlint.engine import check_bytes
+from devlint.finding import Finding
+from devlint.fixer import apply_fixes
+
+SETTINGS = Settings(select=("DL401",))
+
+
+def check(source: str) -> list[Finding]:
+    return check_bytes(textwrap.dedent(source).encode(), Path("m.py"), "m.py", SETTINGS).findings
+
+
+def lines(source: str) -> list[int]:
+    return [finding.start.line for finding in check(source)]
+
+
+def fixed(source: str, unsafe: bool = False) -> str:
+    result = check_bytes(textwrap.dedent(source).encode(), Path("m.py"), "m.py", SETTINGS, keep_source=True)
+    outcome = apply_fixes([result], SETTINGS, unsafe=unsafe, write=False, stdin=True)
+    assert not outcome.errors
+    return outcome.stdin_text
+
+
+def test_factory_in_init_is_reported_at_the_assignment() -> None:
+    [finding] = check(
+        """\
+        import torch
+        import torch.nn as nn
+
+
+        class Detector(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.anchors = torch.tensor([[0.5, 0.5, 1.0, 1.0]])
+        """
+    )
+    assert (finding.code, finding.start.line, finding.start.column) == ("DL401", 8, 9)
+    assert finding.message == (
+        "`self.anchors` keeps a tensor as a plain attribute of `Detector`: `model.to(device)` moves only parameters, "
+        "buffers and submodules, so it stays on the CPU; use `self.register_buffer(\"anchors\", ...)` "
+        "(or `nn.Parameter` if it is trained)"
+    )
+    assert finding.fixable
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "import torch\nimport torch.nn as nn\nBase = None\nclass M(nn.Module):",
+        "import torch\nclass M(torch.nn.Module):",
+        "import torch\nfrom torch.nn import Module\nclass M(Module):",
+        "import torch\nfrom torch import nn\nclass Base(nn.Module):\n    pass\nclass M(Base):",
+        "import torch\nimport torch.nn as nn\nclass M(nn.Linear):",
+        "import torch\nimport pytorch_lightning as pl\nclass M(pl.LightningModule):",
+    ],
+)
+def test_module_classes_through_any_alias(header: str) -> None:
+    source = header + "\n    def __init__(self):\n        super().__init__()\n        self.mask = torch.ones(3, 3).tril()\n"
+    assert lines(source) == [source.count("\n", 0, source.index("self.mask")) + 1]
+
+
+def test_not_a_module_class() -> None:
+    assert lines(
+        """\
+        import torch
+
+        class PriorBox(object):
+            def __init__(self):
+                self.boxes = torch.zeros(4)
+
+        class Plain:
+            def __init__(self):
+                self.t = torch.ones(2)
+        """
+    ) == []
+
+
+def test_helper_method_called_from_init_and_setattr() -> None:
+    assert lines(
+        """\
+        import torch
+        import torch.nn as nn
+
+        class M(nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self._build(n)
+                for i in range(n):
+                    setattr(self, f"scale_{i}", torch.full((1,), float(i)))
+
+            def _build(self, n):
+                self.table = torch.arange(n).float() / n
+
+            def reset(self):
+                self.cache = torch.zeros(1)  # not on the constructor path
+        """
+    ) == [9, 12]
+
+
+def test_local_function_and_method_results() -> None:
+    # The SSD prior boxes: a local helper class whose forward() returns a tensor.
+    assert lines(
+        """\
+        import torch
+        import torch.nn as nn
+
+        def make_grid(n):
+            g = torch.linspace(0, 1, n)
+            return g.unsqueeze(0)
+
+        class PriorBox(object):
+            def forward(self):
+                mean = []
+                for i in range(3):
+                    mean += [i / 3, 0.1]
+                return torch.tensor(mean).view(-1, 2).clamp_(max=1, min=0)
+
+        class SSD(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.priorbox = PriorBox()
+                self.priors = self.priorbox.forward()
+                self.grid = make_grid(4)
+                n = self.priors.size(0)
+                self.n = n
+        """
+    ) == [19, 20]
+
+
+def test_local_variables_and_operations() -> None:
+    assert lines(
+        """\
+        import math
+        import torch
+        import torch.nn as nn
+
+        class PositionalEncoding(nn.Module):
+            def __init__(self, d_model: int, max_len: int = 50, weight: torch.Tensor = None):
+                super().__init__()
+                position = torch.arange(max_len).unsqueeze(1)
+                div_term = torch.exp(torch.arange(0, d_model, 2) * (-math.log(10000.0) / d_model))
+                pe = torch.zeros(max_len, d_model)
+                pe[:, 0::2] = torch.sin(position * div_term)
+                self.pe = pe
+                self.scaled = -pe * 2
+                self.weight = weight
+                self.first = pe[0]
+        """
+    ) == [12, 13, 14, 15]
+
+
+def test_parameter_to_device_is_reported_with_its_own_message() -> None:
+    [finding] = check(
+        """\
+        import torch
+        import torch.nn as nn
+
+        class Linear(nn.Module):
+            def __init__(self, n, device="cpu"):
+                super(Linear, self).__init__()
+                self.weight = nn.Parameter(torch.Tensor(n, 1)).to(device)
+                torch.nn.init.normal_(self.weight, mean=0, std=1e-4)
+        """
+    )
+    assert finding.start.line == 7
+    assert finding.message.startswith("`nn.Parameter(...).to(...)` returns a plain tensor, not a Parameter: `self.weight`")
+
+
+def test_registered_and_non_tensor_values_are_fine() -> None:
+    assert lines(
+        """\
+        import torch
+        import torch.nn as nn
+
+        class M(nn.Module):
+            def __init__(self, n, device):
+                super().__init__()
+                self.register_buffer("pe", torch.zeros(n))
+                self.pe = torch.ones(n)  # assigning a tensor to a buffer's name keeps it a buffer
+                self.w = nn.Parameter(torch.randn(n))
+                self.b = nn.Parameter(torch.zeros(n)).uniform_()
+                self.v = torch.zeros(n)
+                self.v = nn.Parameter(self.v)
+                self.lin = nn.Linear(n, n)
+                self.scale = 2.0
+                self.name = "encoder"
+                self.sizes = [1, 2, 3]
+                self.shape = torch.zeros(n).shape
+                self.count = torch.zeros(n).numel()
+                self.device = torch.device("cpu")
+                self.total = torch.ones(3).sum().item()
+                self.unknown = build(n)
+                self.buf = nn.Buffer(torch.zeros(2))
+
+            def forward(self, x):
+                self.last = torch.zeros(1)
+                return self.lin(x) + self.pe
+        """
+    ) == []
+
+
+# -- fixes -----------------------------------------------------------------------------
+def test_fix_registers_a_non_persistent_buffer() -> None:
+    assert fixed(
+        """\
+        import torch
+        import torch.nn as nn
+
+        class Detector(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.anchors = torch.tensor(
+                    [[0.5, 0.5, 1.0, 1.0]],  # one anchor
+                )  # trailing
+        """
+    ) == textwrap.dedent(
+        """\
+        import torch
+        import torch.nn as nn
+
+        class Detector(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("anchors", torch.tensor(
+                    [[0.5, 0.5, 1.0, 1.0]],  # one anchor
+                ), persistent=False)  # trailing
+        """
+    )
+
+
+def test_fix_moves_the_conversion_inside_the_parameter() -> None:
+    assert fixed(
+        """\
+        import torch
+        import torch.nn as nn
+
+        class Linear(nn.Module):
+            def __init__(self, n, device="cpu"):
+                super().__init__()
+                self.weight = nn.Parameter(torch.Tensor(n, 1)).to(device)
+                self.bias = nn.Parameter(torch.zeros(1) + 1, requires_grad=True).to(device, non_blocking=True)
+        """
+    ) == textwrap.dedent(
+        """\
+        import torch
+        import torch.nn as nn
+
+        class Linear(nn.Module):
+            def __init__(self, n, device="cpu"):
+                super().__init__()
+                self.weight = nn.Parameter(torch.Tensor(n, 1).to(device))
+                self.bias = nn.Parameter((torch.zeros(1) + 1).to(device, non_blocking=True), requires_grad=True)
+        """
+    )
+
+
+def test_fix_for_setattr() -> None:
+    source = """\
+        import torch
+        import torch.nn as nn
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                setattr(self, "table", torch.eye(3))
+                for i in range(2):
+                    setattr(self, f"s{i}", torch.ones(1))
+        """
+    assert fixed(source) == textwrap.dedent(
+        """\
+        import torch
+        import torch.nn as nn
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("table", torch.eye(3), persistent=False)
+                for i in range(2):
+                    setattr(self, f"s{i}", torch.ones(1))
+        """
+    )
+    assert fixed(source, unsafe=True).endswith('        self.register_buffer(f"s{i}", torch.ones(1), persistent=False)\n')
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # before Module.__init__: register_buffer would raise
+        "        self.t = torch.zeros(3)\n        super().__init__()\n",
+        # wants gradients: a Parameter, a person's decision
+        "        super().__init__()\n        self.t = torch.zeros(3, requires_grad=True)\n",
+        # first a plain None: register_buffer would find the name taken
+        "        super().__init__()\n        self.t = None\n        self.t = torch.zeros(3)\n",
+        # another method stores a non-tensor there: a buffer would refuse it
+        "        super().__init__()\n        self.t = torch.zeros(3)\n\n    def reset(self):\n        self.t = [0, 0, 0]\n",
+    ],
+)
+def test_no_fix_where_the_rewrite_could_raise(body: str) -> None:
+    source = "import torch\nimport torch.nn as nn\n\nclass M(nn.Module):\n    def __init__(self):\n" + body
+    [finding] = check(source)
+    assert finding.fix is None
+    assert fixed(source, unsafe=True) == source
+
+
+def test_no_fix_when_a_class_attribute_has_the_name() -> None:
+    source = (
+        "import torch\nimport torch.nn as nn\n\nclass M(nn.Module):\n    t = None\n\n    def __init__(self):\n"
+        "        super().__init__()\n        self.t = torch.zeros(3)\n"
+    )
+    [finding] = check(source)
+    assert finding.fix is None
+
+
+def test_fix_allows_tensor_updates_in_other_methods() -> None:
+    source = (
+        "import torch\nimport torch.nn as nn\n\nclass M(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.t = torch.zeros(3)\n\n    def reset(self):\n"
+        "        self.t = torch.ones(3)\n        self.t = None\n"
+    )
+    assert fixed(source).count('self.register_buffer("t", torch.zeros(3), persistent=False)') == 1
+
+
+def test_no_fix_when_the_name_is_a_parameter_in_another_branch() -> None:
+    source = (
+        "import torch\nimport torch.nn as nn\n\nclass M(nn.Module):\n    def __init__(self, bias=True):\n"
+        "        super().__init__()\n        if bias:\n            self.bias = torch.randn(4).to(dtype=torch.float)\n"
+        "        else:\n            self.register_parameter(\"bias\", None)\n"
+    )
+    [finding] = check(source)
+    assert finding.start.line == 8 and finding.fix is None
+
+
+def test_classes_that_move_their_own_state_are_skipped() -> None:
+    # YOLOv5's Detect keeps `stride` as a plain tensor and moves it in `_apply`.
+    assert lines(
+        """\
+        import torch
+        import torch.nn as nn
+
+        class Detect(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.stride = torch.tensor([8.0, 16.0, 32.0])
+
+            def _apply(self, fn):
+                self = super()._apply(fn)
+                self.stride = fn(self.stride)
+                return self
+        """
+    ) == []

@@ -1,0 +1,220 @@
+"""Autofix through the real command line: --fix, --diff, --unsafe-fixes, atomic writes."""
+
+from __future__ import annotations
+
+import codecs
+import os
+import shutil
+import stat
+from pathlib import Path
+
+import libcst as cst
+import pytest
+from click.testing import CliRunner
+
+import devlint.fixer
+from devlint.cli import main
+from devlint.finding import Edit, Finding, Fix, Position
+from devlint.fixer import choose_fixes
+
+REPO = Path(__file__).resolve().parent.parent
+PUBLIC = REPO.parent / "shared" / "eval" / "public"
+
+BROKEN = """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, device):
+        super().__init__()
+        self.anchors = torch.ones(4)
+        self.heads = [nn.Linear(4, 4), nn.Linear(4, 2)]
+        self.w = nn.Parameter(torch.zeros(4)).cuda()
+
+
+def load(path):
+    return torch.load(path)
+"""
+
+SAFE_FIXED = """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, device):
+        super().__init__()
+        self.register_buffer("anchors", torch.ones(4), persistent=False)
+        self.heads = [nn.Linear(4, 4), nn.Linear(4, 2)]
+        self.w = nn.Parameter(torch.zeros(4).to(device))
+
+
+def load(path):
+    return torch.load(path)
+"""
+
+ALL_FIXED = SAFE_FIXED.replace(
+    "self.heads = [nn.Linear(4, 4), nn.Linear(4, 2)]", "self.heads = nn.ModuleList([nn.Linear(4, 4), nn.Linear(4, 2)])"
+).replace("torch.load(path)", 'torch.load(path, map_location="cpu")')
+
+
+def run(*args: str, input: str | None = None) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, ["check", "--no-cache", *args], input=input)
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def broken(tmp_path: Path) -> Path:
+    path = tmp_path / "net.py"
+    path.write_text(BROKEN, encoding="utf-8")
+    return path
+
+
+def test_text_output_marks_fixable_findings(broken: Path) -> None:
+    code, out, _ = run(str(broken))
+    assert code == 1
+    lines = out.splitlines()
+    assert f"{broken}:8:9: DL401 [*] `self.anchors`" in "\n".join(lines)
+    assert any(line.startswith(f"{broken}:9:9: DL402 `self.heads`") for line in lines)
+    assert lines[-1] == "Found 5 problems (3 fixable with --fix, 2 more with --unsafe-fixes)."
+
+
+def test_fix_applies_safe_fixes_over_passes(broken: Path) -> None:
+    # DL401 moves `.cuda()` inside nn.Parameter, then DL101 turns it into `.to(device)`:
+    # the two edits overlap, so they land in two passes.
+    code, out, err = run("--fix", str(broken))
+    assert broken.read_text(encoding="utf-8") == SAFE_FIXED
+    assert "Fixed 3 problems." in err
+    assert code == 1  # the unsafe ones remain
+    assert out.splitlines()[-1] == "Found 2 problems (2 more with --unsafe-fixes)."
+
+
+def test_unsafe_fixes_and_idempotence(broken: Path) -> None:
+    run("--fix", "--unsafe-fixes", str(broken))
+    assert broken.read_text(encoding="utf-8") == ALL_FIXED
+    code, out, err = run("--fix", "--unsafe-fixes", str(broken))
+    assert broken.read_text(encoding="utf-8") == ALL_FIXED
+    assert "Fixed 0 problems." in err
+    assert code == 0 and out == "All checks passed!\n"
+
+
+def test_diff_prints_and_writes_nothing(broken: Path) -> None:
+    code, out, _ = run("--diff", str(broken))
+    assert broken.read_text(encoding="utf-8") == BROKEN
+    assert code == 1
+    assert out.startswith(f"--- {broken}\n+++ {broken}\n@@ -5,9 +5,9 @@\n")
+    assert '-        self.anchors = torch.ones(4)\n+        self.register_buffer("anchors", torch.ones(4), persistent=False)\n' in out
+    assert "map_location" not in out
+    _, unsafe_out, _ = run("--diff", "--unsafe-fixes", str(broken))
+    assert '+    return torch.load(path, map_location="cpu")\n' in unsafe_out
+
+
+def test_diff_exits_zero_when_nothing_to_fix(tmp_path: Path) -> None:
+    path = tmp_path / "ok.py"
+    path.write_text("import torch\nx = torch.zeros(2)\n", encoding="utf-8")
+    assert run("--diff", str(path)) == (0, "", "")
+
+
+def test_stdin_fix_prints_the_fixed_source() -> None:
+    code, out, _ = run("--fix", "--stdin-filename", "net.py", input=BROKEN)
+    assert out.startswith(SAFE_FIXED)
+
+
+def test_mode_bits_encoding_and_line_endings_are_kept(tmp_path: Path) -> None:
+    path = tmp_path / "net.py"
+    text = "# -*- coding: latin-1 -*-\n# café\n" + BROKEN
+    path.write_bytes(text.replace("\n", "\r\n").encode("latin-1"))
+    path.chmod(0o640)
+    run("--fix", str(path))
+    expected = "# -*- coding: latin-1 -*-\n# café\n" + SAFE_FIXED
+    assert path.read_bytes() == expected.replace("\n", "\r\n").encode("latin-1")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+
+
+def test_bom_is_kept(tmp_path: Path) -> None:
+    path = tmp_path / "net.py"
+    path.write_bytes(codecs.BOM_UTF8 + BROKEN.encode("utf-8"))
+    run("--fix", str(path))
+    assert path.read_bytes() == codecs.BOM_UTF8 + SAFE_FIXED.encode("utf-8")
+
+
+def test_failed_rename_leaves_the_original_intact(broken: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(src: str, dst: str) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    code, out, err = run("--fix", str(broken))
+    assert broken.read_bytes() == BROKEN.encode("utf-8")
+    assert f"devlint: {broken}: cannot write the fixed file (Permission denied); file left unchanged" in err
+    assert "Traceback" not in out + err
+    assert code == 1
+    assert sorted(p.name for p in broken.parent.iterdir()) == ["net.py"]  # no temporary file left behind
+    assert "Found 5 problems" in out  # nothing was fixed
+
+
+def test_failed_write_leaves_the_original_intact(broken: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real_fdopen = os.fdopen
+
+    class _Full:
+        def __init__(self, stream: object) -> None:
+            self._stream = stream
+
+        def __enter__(self) -> "_Full":
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self._stream.close()  # type: ignore[attr-defined]
+
+        def write(self, data: bytes) -> int:
+            raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fdopen", lambda fd, mode: _Full(real_fdopen(fd, mode)))
+    code, _, err = run("--fix", str(broken))
+    assert broken.read_bytes() == BROKEN.encode("utf-8")
+    assert "No space left on device" in err and "file left unchanged" in err
+    assert sorted(p.name for p in broken.parent.iterdir()) == ["net.py"]
+
+
+def test_fix_that_would_not_parse_is_refused(broken: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(devlint.fixer, "apply_edits", lambda text, fixes: text + "def (:\n")
+    code, out, err = run("--fix", str(broken))
+    assert broken.read_bytes() == BROKEN.encode("utf-8")
+    assert f"devlint: {broken}: fixing would produce code that does not parse" in err
+    assert "file left unchanged" in err and "Traceback" not in err
+    assert "Found 5 problems" in out
+
+
+def test_overlapping_fixes_wait_for_the_next_pass() -> None:
+    def finding(start: int, end: int, safe: bool = True) -> Finding:
+        fix = Fix((Edit(start, end, "x"),), safe=safe)
+        return Finding("DL401", "m", "p.py", Position(1, 1), Position(1, 1), fix)
+
+    chosen = choose_fixes([finding(5, 9), finding(0, 6), finding(9, 9), finding(12, 14, safe=False), finding(20, 30)], False, 25)
+    # (0,6) first; (5,9) overlaps it; (9,9) inserts where nothing is taken; unsafe skipped; (20,30) out of range.
+    assert [fix.edits[0].start for fix in chosen] == [0, 9]
+
+
+def _fixable_files() -> list[Path]:
+    files = sorted((REPO / "fixtures").rglob("*.py"))
+    if PUBLIC.is_dir():
+        files += sorted(PUBLIC.rglob("*.py"))
+    return files
+
+
+@pytest.mark.skipif(not _fixable_files(), reason="no fixtures or public cases here")
+def test_every_fixture_fixes_to_valid_code_and_settles(tmp_path: Path) -> None:
+    copies = []
+    for index, source in enumerate(_fixable_files()):
+        target = tmp_path / f"{index:03d}_{source.name}"
+        shutil.copyfile(source, target)
+        copies.append(target)
+    run("--fix", "--unsafe-fixes", str(tmp_path))
+    first = {path: path.read_bytes() for path in copies}
+    for path, data in first.items():
+        cst.parse_module(data)  # raises if a fix broke the file
+    # A second run changes nothing.
+    code, out, err = run("--diff", "--unsafe-fixes", str(tmp_path))
+    assert (code, out) == (0, "") and "Traceback" not in err
+    assert {path: path.read_bytes() for path in copies} == first
