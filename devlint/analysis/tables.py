@@ -21,6 +21,8 @@ NON_TENSOR_METHODS = frozenset(
         "item", "tolist", "numpy", "dim", "numel", "nelement", "element_size", "data_ptr", "get_device",
         "is_contiguous", "stride", "storage", "untyped_storage", "backward", "register_hook", "__len__",
         "is_floating_point", "is_complex", "equal", "storage_offset", "ndimension", "keys",
+        "q_scale", "q_zero_point", "q_per_channel_axis", "is_pinned", "is_shared", "is_set_to", "qscheme",
+        "is_coalesced", "dense_dim", "sparse_dim", "nnz",
     }
 )
 SHAPE_ONLY_METHODS = frozenset({"size", "dim", "numel", "nelement"})
