@@ -85,13 +85,14 @@ def check(
         settings = _settings(config_path, stdin_filename, targets)
         for option, value in (("--select", select), ("--ignore", ignore), ("--extend-select", extend_select)):
             validate_selectors(_codes(value) or (), option)
+        # --select/--ignore/--exclude replace the file's lists; the --extend-* options add to them, as in ruff.
         settings = with_cli(
             settings,
             select=_codes(select),
             ignore=_codes(ignore),
-            extend_select=_codes(extend_select),
+            extend_select=_extended(settings.extend_select, _codes(extend_select)),
             exclude=_patterns(exclude),
-            extend_exclude=_patterns(extend_exclude),
+            extend_exclude=_extended(settings.extend_exclude, _patterns(extend_exclude)),
             strict=strict or None,
         )
     except ConfigError as error:
@@ -109,7 +110,7 @@ def check(
         if not no_cache and not want_fixes:
             from devlint.cache import Cache
 
-            cache = Cache.for_root(settings.root)
+            cache = Cache.for_root(settings.root, settings)
         results = check_files(files, settings, jobs=jobs, keep_source=want_fixes, cache=cache)
 
     if want_fixes:
@@ -134,6 +135,10 @@ def check(
     if any(f.code == "DL999" for f in findings):
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_CLEAN if exit_zero or not findings else EXIT_FINDINGS)
+
+
+def _extended(configured: tuple[str, ...], given: tuple[str, ...] | None) -> tuple[str, ...] | None:
+    return None if given is None else (*configured, *given)
 
 
 def _patterns(value: str | None) -> tuple[str, ...] | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import os
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -52,7 +53,7 @@ KNOWN_KEYS = frozenset({*_LIST_KEYS, "per-file-ignores", "strict"})
 
 def find_pyproject(start: Path) -> Path | None:
     """The nearest pyproject.toml with a [tool.devlint] table, walking up from start."""
-    start = start.resolve()
+    start = Path(os.path.realpath(start))
     directory = start if start.is_dir() else start.parent
     for candidate in (directory, *directory.parents):
         path = candidate / "pyproject.toml"
@@ -178,7 +179,7 @@ def ignored_for_file(settings: Settings, path: Path) -> tuple[str, ...]:
     if not settings.per_file_ignores:
         return ()
     try:
-        relative = path.resolve().relative_to(settings.root.resolve()).as_posix()
+        relative = Path(os.path.realpath(path)).relative_to(os.path.realpath(settings.root)).as_posix()
     except ValueError:
         relative = path.as_posix()
     codes: list[str] = []

@@ -34,6 +34,11 @@ DEFAULT_EXCLUDES = (
 )
 
 
+def real_path(path: Path) -> Path:
+    """The absolute path with symlinks resolved; unlike Path.resolve(), never raises on a symlink loop."""
+    return Path(os.path.realpath(path))
+
+
 @dataclass(frozen=True)
 class _Pattern:
     regex: re.Pattern[str]
@@ -107,13 +112,13 @@ def _gitignore(folder: Path) -> tuple[_Pattern, ...]:
 class FileFinder:
     def __init__(self, exclude: Sequence[str] = (), root: Path | None = None) -> None:
         self.exclude = tuple(exclude)
-        self.root = (root or Path.cwd()).resolve()
+        self.root = real_path(root or Path.cwd())
         self.git_root = _git_root(self.root)
 
     def _excluded_by_config(self, path: Path) -> bool:
         name = path.name
         try:
-            relative = path.resolve().relative_to(self.root).as_posix()
+            relative = real_path(path).relative_to(self.root).as_posix()
         except ValueError:
             relative = path.as_posix()
         for pattern in self.exclude:
@@ -123,7 +128,7 @@ class FileFinder:
         return False
 
     def _ignored_by_git(self, path: Path, is_dir: bool) -> bool:
-        resolved = path.resolve()
+        resolved = real_path(path)
         top = _git_root(resolved.parent) or resolved.parent
         ignored = False
         for folder in (*reversed(resolved.parents), resolved.parent):
@@ -143,13 +148,13 @@ class FileFinder:
         for given in paths:
             if given.is_dir():
                 for found in self._walk(given):
-                    key = found.resolve()
+                    key = real_path(found)
                     if key not in seen:
                         seen.add(key)
                         yield found, str(found)
             else:
                 # A file named explicitly is always checked, even if missing (DL000 says so).
-                key = given.resolve() if given.exists() else given
+                key = real_path(given)
                 if key not in seen:
                     seen.add(key)
                     yield given, str(given)

@@ -114,7 +114,8 @@ def check_text(path: str, source: SourceText, settings: Settings, rule_types: Se
         if verdict is not None and verdict.syntax_error is not None:
             known = verdict.syntax_error
             return [_input_error(path, str(known), known.line, known.column)]
-        return [_input_error(path, f"syntax error: {libcst_syntax_message(error.message)}", error.raw_line, error.raw_column + 1)]
+        message = f"cannot parse (CPython accepts it, libcst does not): {libcst_syntax_message(error.message)}"
+        return [_input_error(path, message, error.raw_line, error.raw_column + 1)]
     ctx = FileContext(path, text, module, settings)
     rules = [rule_type(ctx) for rule_type in active]
     _Dispatcher(ctx, rules).walker.walk(module)

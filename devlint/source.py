@@ -2,10 +2,26 @@
 
 from __future__ import annotations
 
+import ast
 import codecs
 import io
+import re
+import sys
 import tokenize
+import warnings
 from dataclasses import dataclass
+
+# libcst needs about 0.6 GB of memory and 15 s per megabyte of source; a file
+# past this size is reported (DL000) instead of risking the machine's memory.
+MAX_ANALYSED_CHARS = 2_000_000
+
+# The recursion limit CPython compiles with by default. Code nested deeper than
+# CPython accepts at this limit cannot run anyway, and libcst's native parser
+# slows down quadratically on it and overflows its stack a few thousand levels
+# down (a crash no exception handler can catch).
+_PYTHON_RECURSION_LIMIT = 1000
+_TOO_DEEP_MESSAGES = ("too many nested parentheses", "too many statically nested blocks", "too many levels of indentation")
+_LIBCST_PREFIX = re.compile(r"^(?:parser|tokenizer) error:\s*(?:error at \d+:\d+:\s*)?")
 
 
 class UnreadableSource(Exception):
@@ -48,3 +64,54 @@ def decode(data: bytes) -> SourceText:
             line=line,
         ) from None
     return SourceText(text=text, encoding=python_name, bom=bom)
+
+
+def too_large(text: str) -> UnreadableSource | None:
+    if len(text) <= MAX_ANALYSED_CHARS:
+        return None
+    return UnreadableSource(
+        f"file too large to analyse ({len(text) / 1_000_000:.1f} million characters; "
+        f"devlint parses files up to {MAX_ANALYSED_CHARS // 1_000_000} million)"
+    )
+
+
+@dataclass(frozen=True)
+class PythonVerdict:
+    """What CPython's own parser says about a text, before libcst sees it."""
+
+    too_deep: UnreadableSource | None = None  # do not hand this text to libcst
+    syntax_error: UnreadableSource | None = None  # CPython's message, if libcst agrees it is broken
+
+
+def python_verdict(text: str) -> PythonVerdict:
+    """Compile with CPython (fast, in C) at the default recursion limit."""
+    previous = sys.getrecursionlimit()
+    try:
+        sys.setrecursionlimit(_PYTHON_RECURSION_LIMIT)
+    except RecursionError:  # already deeper than that: keep the limit we have
+        previous = None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escapes and the like are not ours to report
+            compile(text, "<devlint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (RecursionError, MemoryError) as error:
+        detail = str(error) or "parser stack overflow"
+        return PythonVerdict(too_deep=UnreadableSource(f"too deeply nested to analyse ({detail})"))
+    except SyntaxError as error:
+        message = error.msg or "invalid syntax"
+        line = error.lineno or 1
+        column = error.offset or 1
+        if message in _TOO_DEEP_MESSAGES:
+            return PythonVerdict(too_deep=UnreadableSource(f"too deeply nested to analyse ({message})", line, column))
+        return PythonVerdict(syntax_error=UnreadableSource(f"syntax error: {message}", line, column))
+    except ValueError as error:  # e.g. NUL bytes, refused earlier anyway
+        return PythonVerdict(too_deep=UnreadableSource(f"cannot compile: {error}"))
+    finally:
+        if previous is not None:
+            sys.setrecursionlimit(previous)
+    return PythonVerdict()
+
+
+def libcst_syntax_message(message: str) -> str:
+    """libcst's `parser error: error at 3:0: expected ...` without its (imprecise) position."""
+    return _LIBCST_PREFIX.sub("", message.strip().splitlines()[0] if message.strip() else "invalid syntax")

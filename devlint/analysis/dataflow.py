@@ -29,6 +29,7 @@ from devlint.analysis.tables import (
     CPU_ARGUMENTS,
     PARAMETER_CLASSES,
     CROSS_DEVICE_METHODS,
+    MODULE_WRAPPERS,
     DTYPES,
     MOVE_HELPER_WORDS,
     NON_TENSOR_METHODS,
@@ -420,9 +421,15 @@ class _Run:
             return Value(Kind.TENSOR, MODULE_DEVICE)
         if value.kind is Kind.MODULE or value.kind is Kind.INSTANCE and value.cls in self.solver.program.classes and self.solver.program.classes[value.cls].is_module:
             return replace(value, kind=Kind.MODULE, place=MODULE_DEVICE, origin=None)
-        if value.kind is Kind.TENSOR and value.place.kind is not PlaceKind.UNKNOWN or value.kind is Kind.SEQ:
-            # A plain tensor attribute, or modules in a plain list, are DL401's and DL402's
-            # business: one root cause, one finding, so assume nothing here.
+        # A plain tensor attribute, or modules in a plain list, are DL401's and DL402's
+        # findings. Elsewhere they are taken as registered, as the fix will make them:
+        # one root cause, one finding.
+        if value.kind is Kind.TENSOR and value.place.kind is not PlaceKind.UNKNOWN:
+            return Value(Kind.TENSOR, MODULE_DEVICE)
+        if value.kind is Kind.SEQ:
+            elem = value.elem
+            if elem is not None and (elem.kind is Kind.MODULE or elem.kind is Kind.TENSOR and elem.place.known):
+                return Value(Kind.SEQ, elem=replace(elem, place=MODULE_DEVICE, origin=None, parts=()))
             return F.UNKNOWN
         return value
 
@@ -636,6 +643,8 @@ class _Run:
             return Value(Kind.DEVICE, Place(PlaceKind.DEVICE, name or "device"))
         if base.batch is not None:
             return base  # batch.input_ids: still part of the unmoved batch
+        if base.weak and base.place.on_accelerator and attr not in ("shape", "dtype", "ndim"):
+            return Value(Kind.UNKNOWN, base.place, base.origin, weak=True)  # outputs.logits
         if base.kind is Kind.TENSOR:
             if attr in SAME_PLACE_ATTRIBUTES:
                 return base.at(base.place)
@@ -958,6 +967,9 @@ class _Run:
                 return first
             text = self.solver.analysis.module.code_for_node(args[0][0])
             return Value(Kind.DEVICE, Place(PlaceKind.DEVICE, "" if "if" in text else text))
+        if qualified in MODULE_WRAPPERS:
+            args = self._args(node)
+            return args[0][1] if args else F.UNKNOWN
         if qualified in LOADER_CLASSES or qualified.rsplit(".", 1)[-1] in settings.loaders:
             self._args(node)
             return Value(Kind.LOADER, elem=self._batch_value(self._loader_text(node), node))
@@ -1038,6 +1050,10 @@ class _Run:
     def construct_module(self, node: cst.Call, qualified: str) -> Value:
         args = self._args(node)
         leaf = qualified.rsplit(".", 1)[-1]
+        wrapped = [value for _, value in args if value.kind is Kind.MODULE]
+        if wrapped and leaf not in ("Sequential", "ModuleList", "ModuleDict"):
+            # DistributedDataParallel(model), DataParallel(model): where the wrapped model is.
+            return replace(wrapped[0], cls=leaf)
         tensors = [value for _, value in args if value.kind is Kind.TENSOR and value.place.known]
         if tensors:
             # A loss built with a CPU class-weight tensor keeps it on the CPU.
@@ -1280,6 +1296,10 @@ class _Run:
 
     def call_value(self, node: cst.Call, callee: Value, func: cst.BaseExpression) -> Value:
         """Calling a module (or anything we hold a value for)."""
+        forward = self._forward_of(callee)
+        if forward is not None and not callee.place.known:
+            # `self(x)` inside a module, or a module of this file whose placement is unknown.
+            return self.call_local(node, forward, self._args(node), skip_self=True, receiver=None if func is not None and dotted_name(func) == (self.func.self_param if self.func else None) else callee)
         args = self._args(node)
         if callee.kind is Kind.MODULE or callee.kind is Kind.UNKNOWN and callee.place.known:
             module = Operand(func, callee, "module") if callee.place.known else None
@@ -1290,12 +1310,18 @@ class _Run:
                 return result
             return F.UNKNOWN
         if callee.kind in (Kind.UNKNOWN, Kind.INSTANCE):
-            tensors = [v for _, v in args if v.kind is Kind.TENSOR and v.place.on_accelerator]
+            tensors = [v for _, v in args if v.kind in (Kind.TENSOR, Kind.UNKNOWN) and v.place.on_accelerator]
             if tensors and all(not (v.place == CPU and not v.scalar) for _, v in args):
                 # An opaque callable fed device tensors returns device tensors when the code works.
                 return Value(Kind.TENSOR, tensors[0].place, tensors[0].origin, weak=True)
         self._escape_args(node, args)
         return F.UNKNOWN
+
+    def _forward_of(self, callee: Value) -> FunctionInfo | None:
+        info = self.solver.program.classes.get(callee.cls) if callee.kind in (Kind.INSTANCE, Kind.MODULE) else None
+        if info is None or not info.is_module:
+            return None
+        return info.methods.get("forward")
 
     def _escape_args(self, node: cst.Call, args: list[tuple[cst.CSTNode, Value]]) -> None:
         """A module handed to code we cannot see may be moved there; forget where it is.

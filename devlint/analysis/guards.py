@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 _FLAG_WORDS = ("cuda", "gpu", "mps", "accelerat", "xpu")
 _DEVICE_STRINGS = ACCELERATOR_TYPES | CPU_TYPES
+# Entering these fails without CUDA: their bodies only ever run on a GPU machine.
+_GPU_ONLY_CONTEXTS = frozenset({"torch.cuda.device", "torch.cuda.stream", "torch.cuda.graph", "torch.cuda.graphs.graph", "torch.cuda.device_of"})
 _SKIP_DECORATORS = frozenset({"skipif", "skipunless", "requires_cuda", "requires_gpu", "requires_accelerator", "onlycuda", "skipifnocuda"})
 
 
@@ -151,6 +153,21 @@ class AcceleratorGuards:
 
     def leave_IfExp_orelse(self, node: cst.IfExp) -> None:
         self.leave_If_orelse(node)  # type: ignore[arg-type]
+
+    def visit_With(self, node: cst.With) -> None:
+        gpu_only = any(
+            isinstance(item.item, cst.Call) and self.ctx.qualify(item.item.func) in _GPU_ONLY_CONTEXTS for item in node.items
+        )
+        self._if_stack.append((gpu_only, False))
+
+    def leave_With(self, original_node: cst.With) -> None:
+        self._if_stack.pop()
+
+    def visit_With_body(self, node: cst.With) -> None:
+        self.visit_If_body(node)  # type: ignore[arg-type]
+
+    def leave_With_body(self, node: cst.With) -> None:
+        self.leave_If_body(node)  # type: ignore[arg-type]
 
     def visit_Assert(self, node: cst.Assert) -> None:
         if self.mentions_accelerator_check(node.test):

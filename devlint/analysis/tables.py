@@ -91,3 +91,17 @@ PARAMETER_CLASSES = frozenset(
 
 # Parameter names of configuration objects: `cfg.device` is the run-time device, not a tensor's.
 CONFIG_NAMES = frozenset({"cfg", "config", "args", "opt", "opts", "options", "hparams", "hp", "conf", "settings", "params", "flags"})
+
+# Calls that return the module they are given, wrapped: it stays where it was.
+MODULE_WRAPPERS = frozenset(
+    {
+        "torch.compile",
+        "torch.jit.script",
+        "torch.jit.trace",
+        "torch.nn.parallel.DistributedDataParallel",
+        "torch.nn.DataParallel",
+        "torch.nn.parallel.DataParallel",
+        "torch.distributed.fsdp.FullyShardedDataParallel",
+        "torch.nn.SyncBatchNorm.convert_sync_batchnorm",
+    }
+)

@@ -12,7 +12,8 @@ class CudaCall(Rule):
     """`x.cuda()` / `model.cuda()` crash on any machine without CUDA (a laptop, a Mac, CI).
 
     Calls guarded by `torch.cuda.is_available()` (or a flag derived from it)
-    are correct and only reported with `strict = true`. Several `.cuda()` in
+    are correct and only reported with `strict = true`. `.cuda(rank)` with a
+    device index from a variable is multi-GPU code, GPU-only by design. Several `.cuda()` in
     one statement are one finding: they are one mistake, fixed together.
     """
 
@@ -40,6 +41,9 @@ class CudaCall(Rule):
         if self.ctx.qualify(func.value) is not None and self.ctx.qualify(func.value).split(".")[0] == "torch":
             return  # torch.cuda is the module, not a .cuda() call
         if self.ctx.guards.guarded and not self.ctx.settings.strict:
+            return
+        if any(arg.keyword is None and not isinstance(arg.value, cst.Integer) or arg.keyword is not None and arg.keyword.value == "device" for arg in node.args):
+            # `.cuda(rank)`: one GPU per process, multi-GPU code that is GPU-only by design.
             return
         if self._statement is None:
             self._emit([node])

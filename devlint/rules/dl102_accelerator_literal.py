@@ -14,6 +14,10 @@ _SET_DEFAULT_TYPE = frozenset({"torch.set_default_tensor_type"})
 
 def _is_device_name(name: str) -> bool:
     lowered = name.lower()
+    # `device_type="cuda"` selects among kinds (autocast, test decorators,
+    # per-backend tables); it places nothing and fails on no machine.
+    if lowered.endswith("type") or lowered.endswith("types"):
+        return False
     return "device" in lowered or lowered in {"dev", "gpu", "map_location"}
 
 
@@ -34,7 +38,7 @@ class AcceleratorLiteral(Rule):
     code = "DL102"
     name = "accelerator-literal"
     summary = "an accelerator device literal (`\"cuda\"`, `torch.device(\"cuda\")`, `device=\"cuda\"`) outside the device-selection idiom"
-    needles = ("cuda", "mps", "xpu")
+    needles = ("cuda", "mps", "xpu", "get_device")
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -48,6 +52,13 @@ class AcceleratorLiteral(Rule):
             for branch in branches:
                 for inner in _literal_parts(branch):
                     self._idiom.add(id(inner))
+
+    # `x.device != torch.device("mps:0")`, `torch.device("cuda") in devices`:
+    # asking where something is places nothing.
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        for operand in (node.left, *(target.comparator for target in node.comparisons)):
+            for inner in _literal_parts(operand):
+                self._idiom.add(id(inner))
 
     def _names_device(self, expr: cst.BaseExpression) -> bool:
         if isinstance(expr, cst.IfExp):
@@ -78,7 +89,7 @@ class AcceleratorLiteral(Rule):
         if self.ctx.guards.guarded or id(node) in self._reported:
             return
         self._reported.add(id(node))
-        text = self.ctx.module.code_for_node(node)
+        text = _snippet(self.ctx.module.code_for_node(node))
         self.report(
             node,
             f"`{text}` {where} hardcodes an accelerator and fails on machines without one; "
@@ -171,3 +182,9 @@ def _literal_parts(expr: cst.BaseExpression) -> list[cst.CSTNode]:
     if isinstance(expr, cst.Call) and expr.args:
         parts.append(expr.args[0].value)
     return parts
+
+
+def _snippet(code: str, limit: int = 60) -> str:
+    """Code quoted in a message: one line (findings are one line each), and short."""
+    flat = " ".join(code.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."

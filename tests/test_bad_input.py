@@ -1,0 +1,217 @@
+"""Bad input: one clear line per file, the documented exit code, never a traceback, other files still checked."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import devlint.engine as engine
+from devlint.cli import main
+from devlint.config import Settings
+
+GOOD = 'import torch\nx = torch.zeros(1).cuda()\n'  # one DL101 at 2:5: proves the other file was checked
+
+
+@pytest.fixture
+def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "good.py").write_text(GOOD)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def check(*paths: str) -> tuple[int, list[tuple[str, str, int, int, str]], str]:
+    result = CliRunner().invoke(main, ["check", "--no-cache", "--format", "json", *paths])
+    assert "Traceback" not in result.output
+    records = json.loads(result.stdout)
+    return result.exit_code, [(r["path"], r["code"], r["line"], r["column"], r["message"]) for r in records], result.stderr
+
+
+def assert_reported(bad: str, line: int, column: int, message: str, *paths: str) -> None:
+    code, records, stderr = check(*(paths or (bad, "good.py")))
+    assert code == 1
+    assert stderr == ""
+    assert (bad, "DL000", line, column, message) in records
+    assert ("good.py", "DL101", 2, 5) in [record[:4] for record in records]
+    for record in records:
+        assert "\n" not in record[4]
+
+
+def test_syntax_error(folder: Path) -> None:
+    (folder / "bad.py").write_text("import torch\nx = torch.zeros((3,)\ny = 1\n")
+    assert_reported("bad.py", 2, 16, "syntax error: '(' was never closed")
+
+
+def test_syntax_error_reported_by_cpython_position(folder: Path) -> None:
+    (folder / "bad.py").write_text("import torch\n\ndef f(:\n    return torch.load('x')\n")
+    assert_reported("bad.py", 3, 7, "syntax error: invalid syntax")
+
+
+def test_code_python_accepts_but_libcst_cannot_parse(folder: Path) -> None:
+    # Valid Python 3 (an annotated parenthesised name, as in CPython's own test_grammar.py).
+    (folder / "odd.py").write_text("import torch\n\ndef f():\n    (x): int\n")
+    assert_reported(
+        "odd.py",
+        4,
+        1,
+        "cannot parse (CPython accepts it, libcst does not): expected one of !=, %, &, (, *, **, +, ,, -, ., /, //, ;, "
+        "<, <<, <=, =, ==, >, >=, >>, @, NEWLINE, [, ^, and, if, in, is, not, or, |",
+    )
+
+
+def test_latin1_without_coding_line(folder: Path) -> None:
+    (folder / "bad.py").write_bytes("import torch\n# caf\xe9\nx = 1\n".encode("latin-1"))
+    assert_reported(
+        "bad.py", 2, 1, "cannot decode as utf-8 at byte 18 (add a PEP 263 coding line if the file is not UTF-8)"
+    )
+
+
+def test_latin1_with_coding_line_is_fine(folder: Path) -> None:
+    (folder / "ok.py").write_bytes("# -*- coding: latin-1 -*-\nimport torch\n# caf\xe9\nx = torch.zeros(1).cuda()\n".encode("latin-1"))
+    code, records, _ = check("ok.py")
+    assert (code, [record[:4] for record in records]) == (1, [("ok.py", "DL101", 4, 5)])
+
+
+def test_binary_file_named_py(folder: Path) -> None:
+    (folder / "bad.py").write_bytes(b"\x7fELF\x02\x01\x01\x00\x00\x00torch.cuda")
+    assert_reported("bad.py", 1, 1, "binary file (contains NUL bytes), not Python source")
+
+
+def test_empty_file(folder: Path) -> None:
+    (folder / "empty.py").write_text("")
+    code, records, _ = check("empty.py", "good.py")
+    assert code == 1
+    assert [record[:2] for record in records] == [("good.py", "DL101")]
+
+
+def test_five_megabyte_file(folder: Path) -> None:
+    line = "x = torch.zeros(3).cuda()  # a generated file\n"
+    (folder / "huge.py").write_text("import torch\n" + line * (5_000_000 // len(line)))
+    assert_reported("huge.py", 1, 1, "file too large to analyse (5.0 million characters; devlint parses files up to 2 million)")
+
+
+def test_large_file_without_torch_is_skipped_quietly(folder: Path) -> None:
+    (folder / "data.py").write_text("TABLE = [\n" + "    1,\n" * 800_000 + "]\n")
+    code, records, _ = check("data.py", "good.py")
+    assert (code, [record[:2] for record in records]) == (1, [("good.py", "DL101")])
+
+
+DEEP = {
+    "parentheses": ("import torch\nx = " + "(" * 1000 + "torch.zeros(1)" + ")" * 1000 + ".cuda()\n", 2, 205,
+                    "too deeply nested to analyse (too many nested parentheses)"),
+    "lists": ("import torch\nx = " + "[" * 1000 + "torch.zeros(1).cuda()" + "]" * 1000 + "\n", 2, 205,
+              "too deeply nested to analyse (too many nested parentheses)"),
+    "plus chain": ("import torch\nx = torch.zeros(1).cuda()" + " + 1" * 5000 + "\n", 1, 1,
+                   "too deeply nested to analyse (maximum recursion depth exceeded during ast construction)"),
+    # Deep enough that libcst's native parser would overflow its stack and kill the process.
+    "unary minus": ("import torch\nx = torch.zeros(1).cuda()\ny = " + "-" * 50_000 + "1\n", 1, 1,
+                    "too deeply nested to analyse (parser stack overflow)"),
+    "lambdas": ("import torch\nx = torch.zeros(1).cuda()\ny = " + "lambda: " * 6000 + "1\n", 1, 1,
+                "too deeply nested to analyse (parser stack overflow)"),
+}
+
+
+@pytest.mark.parametrize(("source", "line", "column", "message"), DEEP.values(), ids=DEEP.keys())
+def test_deeply_nested_expressions(folder: Path, source: str, line: int, column: int, message: str) -> None:
+    (folder / "deep.py").write_text(source)
+    assert_reported("deep.py", line, column, message)
+
+
+def test_nesting_python_accepts_is_analysed(folder: Path) -> None:
+    (folder / "deep.py").write_text("import torch\nx = " + "-" * 900 + "torch.zeros(1).cuda()\ny = 1" + " + 1" * 900 + "\n")
+    code, records, _ = check("deep.py")
+    assert (code, [record[:4] for record in records]) == (1, [("deep.py", "DL101", 2, 905)])
+
+
+def test_symlink_loop(folder: Path) -> None:
+    (folder / "a.py").symlink_to("b.py")
+    (folder / "b.py").symlink_to("a.py")
+    (folder / "sub").mkdir()
+    (folder / "sub" / "up").symlink_to("..", target_is_directory=True)
+    code, records, _ = check(".")
+    assert code == 1
+    assert [record[:4] for record in records] == [
+        ("a.py", "DL000", 1, 1),
+        ("b.py", "DL000", 1, 1),
+        ("good.py", "DL101", 2, 5),
+    ]
+    assert records[0][4] == "cannot read file: Too many levels of symbolic links"
+
+
+@pytest.mark.skipif(sys.platform == "win32" or os.geteuid() == 0, reason="root reads files whatever their mode")
+def test_unreadable_file(folder: Path) -> None:
+    bad = folder / "secret.py"
+    bad.write_text(GOOD)
+    bad.chmod(0)
+    try:
+        assert_reported("secret.py", 1, 1, "cannot read file: Permission denied")
+    finally:
+        bad.chmod(0o644)
+
+
+def test_unreadable_file_as_root(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs everywhere (root included): an OSError on read is the same DL000 line."""
+    original = Path.read_bytes
+
+    def refuse(self: Path) -> bytes:
+        if self.name == "secret.py":
+            raise PermissionError(13, "Permission denied")
+        return original(self)
+
+    monkeypatch.setattr(Path, "read_bytes", refuse)
+    (folder / "secret.py").write_text(GOOD)
+    assert_reported("secret.py", 1, 1, "cannot read file: Permission denied")
+
+
+def test_path_that_does_not_exist(folder: Path) -> None:
+    assert_reported("missing.py", 1, 1, "cannot read file: No such file or directory")
+
+
+def test_invalid_pyproject(folder: Path) -> None:
+    (folder / "pyproject.toml").write_text("[tool.devlint]\nselect = [DL101]\n")
+    result = CliRunner().invoke(main, ["check", "--no-cache", "good.py"])
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"devlint: error: {folder / 'pyproject.toml'}: not valid TOML: ")
+    assert result.stderr.count("\n") == 1
+    assert "Traceback" not in result.output
+
+
+def test_unknown_config_key(folder: Path) -> None:
+    (folder / "pyproject.toml").write_text("[tool.devlint]\nmax-line-length = 3\n")
+    result = CliRunner().invoke(main, ["check", "--no-cache", "good.py"])
+    assert result.exit_code == 2
+    assert "unknown key 'max-line-length' in [tool.devlint]" in result.stderr
+
+
+def test_unknown_rule_in_select(folder: Path) -> None:
+    result = CliRunner().invoke(main, ["check", "--no-cache", "--select", "DL101,DL1234", "good.py"])
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == "devlint: error: --select: unknown rule code 'DL1234' (see `devlint rules`)\n"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the patch reaches the workers only through fork")
+def test_worker_crash_loses_only_that_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker that dies (native crash, OOM kill) costs one DL999, not the run."""
+    for index in range(12):
+        (tmp_path / f"m{index:02}.py").write_text(GOOD)
+    (tmp_path / "m05.py").write_text(GOOD + "# crash here\n")
+    original = engine.check_bytes
+
+    def crashing(data: bytes, *args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        if b"crash here" in data:
+            os._exit(70)  # what a segfault in the parser looks like to the pool
+        return original(data, *args, **kwargs)
+
+    # The pool forks: the workers inherit the patched function.
+    monkeypatch.setattr(engine, "check_bytes", crashing)
+    files = [(path, path.name) for path in sorted(tmp_path.glob("*.py"))]
+    results = engine.check_files(files, Settings(), jobs=2)
+    assert [result.path for result in results] == [name for _, name in files]
+    summary = [(result.path, [f.code for f in result.findings]) for result in results]
+    assert summary == [(name, ["DL999"] if name == "m05.py" else ["DL101"]) for _, name in files]
+    crash = results[5].findings[0]
+    assert crash.message == "the devlint worker process checking this file died (a crash or out of memory); please report it"

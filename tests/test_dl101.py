@@ -1,0 +1,145 @@
+"""DL101 (cuda-call): exact findings, guards, strict mode."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from linting import ISSUE2, lint, positions
+
+MESSAGE = "`{target}.cuda()` hardcodes a CUDA GPU and fails on machines without one; use `.to(device)` with a selected device"
+
+
+def test_module_and_tensor_cuda_calls() -> None:
+    source = """
+    import torch
+    import torch.nn as nn
+
+    model = nn.Linear(10, 2)
+    model.cuda()
+    x = torch.randn(4, 10).cuda(non_blocking=True)
+    """
+    found = lint(source)
+    assert [(f.code, f.start.line, f.start.column, f.end.line, f.end.column) for f in found] == [
+        ("DL101", 5, 1, 5, 13),
+        ("DL101", 6, 5, 6, 47),
+    ]
+    assert found[0].message == MESSAGE.format(target="model")
+    assert found[1].message == MESSAGE.format(target="torch.randn(4, 10)")
+
+
+def test_several_calls_in_one_statement_are_one_finding() -> None:
+    found = lint(
+        """
+        import torch
+        def step(x, y):
+            x, y = x.cuda(), y.cuda()
+            return x, y
+        """
+    )
+    assert [(f.code, f.start.line, f.start.column) for f in found] == [("DL101", 3, 12)]
+    assert found[0].message == (
+        "2 `.cuda()` calls (`x.cuda()`, ...) hardcode a CUDA GPU and fail on machines without one; "
+        "use `.to(device)` with a selected device"
+    )
+
+
+def test_multiline_receiver_is_quoted_on_one_line() -> None:
+    found = lint(
+        """
+        import torch.nn as nn
+        net = nn.Sequential(
+            nn.Linear(2, 2),
+        ).cuda()
+        """
+    )
+    assert len(found) == 1
+    assert "\n" not in found[0].message
+    assert found[0].message.startswith("`nn.Sequential( nn.Linear(2, 2), ).cuda()`")
+
+
+GUARDED = {
+    "if is_available": """
+        import torch
+        model = torch.nn.Linear(2, 2)
+        if torch.cuda.is_available():
+            model.cuda()
+        """,
+    "flag derived from is_available": """
+        import torch
+        use_cuda = not args.no_cuda and torch.cuda.is_available()
+        x = torch.zeros(3)
+        if use_cuda:
+            x = x.cuda()
+        """,
+    "ternary": """
+        import torch
+        x = torch.zeros(3)
+        x = x.cuda() if torch.cuda.is_available() else x
+        """,
+    "device.type comparison": """
+        import torch
+        def place(t, device):
+            if device.type == "cuda":
+                return t.cuda()
+            return t
+        """,
+    "early exit": """
+        import sys
+        import torch
+        if not torch.cuda.is_available():
+            sys.exit("needs a GPU")
+        model = torch.nn.Linear(2, 2).cuda()
+        """,
+    "else of a cpu check": """
+        import torch
+        def place(t, device):
+            if device == "cpu":
+                return t
+            else:
+                return t.cuda()
+        """,
+}
+
+
+@pytest.mark.parametrize("source", GUARDED.values(), ids=GUARDED.keys())
+def test_guarded_cuda_is_not_reported(source: str) -> None:
+    assert positions(source) == []
+
+
+@pytest.mark.parametrize("source", GUARDED.values(), ids=GUARDED.keys())
+def test_strict_reports_guarded_cuda(source: str) -> None:
+    codes = [code for code, _, _ in positions(source, replace(ISSUE2, strict=True))]
+    assert codes == ["DL101"]
+
+
+def test_unguarded_after_guarded_block_is_reported() -> None:
+    assert positions(
+        """
+        import torch
+        m = torch.nn.Linear(2, 2)
+        if torch.cuda.is_available():
+            m.cuda()
+        m.cuda()
+        """
+    ) == [("DL101", 5, 1)]
+
+
+def test_not_a_cuda_call() -> None:
+    assert positions(
+        """
+        import torch
+        torch.cuda.synchronize()
+        torch.cuda.manual_seed_all(0)
+        ok = torch.cuda.is_available()
+        n = torch.cuda.device_count()
+        torch.backends.cudnn.benchmark = True
+        cuda = x.cuda
+        is_gpu = t.is_cuda
+        """
+    ) == []
+
+
+def test_file_without_cuda_is_not_parsed() -> None:
+    assert positions("import torch\nx = torch.zeros(3)\n") == []

@@ -1,0 +1,128 @@
+"""DL102 (accelerator-literal): literals where a device is chosen, never the selection idiom."""
+
+from __future__ import annotations
+
+import pytest
+
+from linting import lint, positions
+
+TAIL = (
+    " hardcodes an accelerator and fails on machines without one; select the device at run time "
+    "(`\"cuda\" if torch.cuda.is_available() else \"cpu\"`) and pass it in"
+)
+
+
+def test_positions_and_messages() -> None:
+    source = """
+    import argparse
+    import torch
+
+    device = torch.device("cuda")
+    gpu = "cuda:1"
+    x = torch.zeros(3).to("cuda")
+    y = torch.ones(2, device="mps")
+
+    def build(device="cuda"):
+        pass
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--device", default="cuda")
+    state = torch.load("a.pt", map_location="cuda")
+    t = torch.cuda.FloatTensor(3)
+    torch.set_default_device("cuda")
+    print(torch.device("cuda:0"))
+    """
+    found = lint(source)
+    assert [(f.code, f.start.line, f.start.column, f.end.column, f.message) for f in found] == [
+        ("DL102", 4, 23, 29, '`"cuda"` assigned as the device' + TAIL),
+        ("DL102", 5, 7, 15, '`"cuda:1"` assigned as the device' + TAIL),
+        ("DL102", 6, 23, 29, '`"cuda"` in `.to()`' + TAIL),
+        ("DL102", 7, 26, 31, '`"mps"` as `device=`' + TAIL),
+        ("DL102", 9, 18, 24, '`"cuda"` as the default of `device`' + TAIL),
+        ("DL102", 13, 41, 47, '`"cuda"` as the command-line default' + TAIL),
+        ("DL102", 14, 41, 47, '`"cuda"` as `map_location=`' + TAIL),
+        ("DL102", 15, 5, 27, "`torch.cuda.FloatTensor` (a legacy CUDA tensor type)" + TAIL),
+        ("DL102", 16, 26, 32, '`"cuda"` as the default device' + TAIL),
+        ("DL102", 17, 20, 28, '`"cuda:0"` in `torch.device()`' + TAIL),
+    ]
+
+
+def test_set_default_tensor_type_cuda_is_reported_even_guarded() -> None:
+    found = lint(
+        """
+        import torch
+        if torch.cuda.is_available():
+            torch.set_default_tensor_type(torch.cuda.FloatTensor)
+        """
+    )
+    assert [(f.code, f.start.line, f.start.column) for f in found] == [("DL102", 3, 5)]
+    assert "Expected a 'cuda' device type for generator" in found[0].message
+
+
+IDIOMS = {
+    "torch.device ternary": 'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")',
+    "string ternary": 'device = "cuda" if torch.cuda.is_available() else "cpu"',
+    "indexed string ternary": 'device = "cuda:0" if torch.cuda.is_available() else "cpu"',
+    "ternary of torch.device calls": (
+        'device = torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")'
+    ),
+    "use_cuda flag": (
+        "use_cuda = not args.no_cuda and torch.cuda.is_available()\n"
+        'device = torch.device("cuda" if use_cuda else "cpu")\n'
+        'kwargs = {"num_workers": 1, "pin_memory": True} if use_cuda else {}'
+    ),
+    "cuda/mps/cpu chain": (
+        'device = "cuda" if torch.cuda.is_available() else "mps" if torch.backends.mps.is_available() else "cpu"'
+    ),
+    "if/elif/else chain": (
+        "if torch.cuda.is_available():\n"
+        '    device = "cuda"\n'
+        "elif torch.backends.mps.is_available():\n"
+        '    device = torch.device("mps")\n'
+        "else:\n"
+        '    device = "cpu"'
+    ),
+    "argparse default from is_available": (
+        "parser = argparse.ArgumentParser()\n"
+        'parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")'
+    ),
+    "device.type comparison": 'if device.type == "cuda":\n    torch.cuda.synchronize()',
+    "string in str(device)": 'on_gpu = "cuda" in str(device)',
+    "device comparison with torch.device": 'moved = x.device != torch.device("cuda:0")',
+    "membership of torch.device": 'if torch.device("cuda") in devices:\n    pass',
+    "manual_seed_all": "torch.cuda.manual_seed_all(0)",
+    "device_count": "n = torch.cuda.device_count()",
+    "cudnn flags": "torch.backends.cudnn.benchmark = True\ntorch.backends.cudnn.deterministic = False",
+    "multi-GPU rank": 'device = torch.device("cuda", local_rank)',
+    "autocast device_type": 'with torch.autocast(device_type="cuda"):\n    pass',
+    "device_type variable": 'device_type = "cuda"',
+    "cpu literals": 'device = torch.device("cpu")\nx = torch.zeros(3, device="cpu").to("cpu")',
+    "string in a message": 'print("training on cuda")\nlogger.info("cuda")',
+}
+
+
+@pytest.mark.parametrize("body", IDIOMS.values(), ids=IDIOMS.keys())
+def test_idioms_are_never_reported(body: str) -> None:
+    assert positions("import argparse\nimport torch\n" + body + "\n") == []
+
+
+def test_literal_under_availability_guard_is_not_reported() -> None:
+    assert positions(
+        """
+        import torch
+        if torch.cuda.is_available():
+            x = torch.zeros(3, device="cuda")
+        """
+    ) == []
+
+
+def test_get_device_as_a_target() -> None:
+    found = lint(
+        """
+        import torch
+        def f(a, b):
+            return a.to(b.get_device())
+        """
+    )
+    assert [(f.code, f.start.line, f.start.column) for f in found] == [("DL102", 3, 17)]
+    assert found[0].message.startswith("`.to(b.get_device())` assumes a GPU")

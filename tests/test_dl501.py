@@ -1,0 +1,93 @@
+"""DL501 (load-without-map-location)."""
+
+from __future__ import annotations
+
+from linting import lint, positions
+
+MESSAGE = (
+    "`{call}(...)` without `map_location`: a checkpoint saved on a GPU fails to load on a machine without one; "
+    'pass `map_location=device` (or `map_location="cpu"`)'
+)
+
+
+def test_load_without_map_location() -> None:
+    found = lint(
+        """
+        import torch
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        state = torch.load("checkpoint.pt")
+        model.load_state_dict(torch.load(args.weights, weights_only=True))
+        """
+    )
+    assert [(f.code, f.start.line, f.start.column, f.end.line, f.end.column) for f in found] == [
+        ("DL501", 3, 9, 3, 36),
+        ("DL501", 4, 23, 4, 66),
+    ]
+    assert found[0].message == MESSAGE.format(call="torch.load")
+
+
+def test_aliases() -> None:
+    found = lint(
+        """
+        import torch as th
+        from torch import load
+        from torch.serialization import load as sload
+        x = th.zeros(1).cuda()
+        a = th.load("a.pt")
+        b = load("b.pt")
+        c = sload("c.pt")
+        """
+    )
+    assert [(f.code, f.start.line) for f in found] == [("DL101", 4), ("DL501", 5), ("DL501", 6), ("DL501", 7)]
+    assert [f.message.split("(")[0] for f in found[1:]] == ["`th.load", "`load", "`sload"]
+
+
+def test_map_location_given_in_every_form() -> None:
+    assert positions(
+        """
+        import torch
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        a = torch.load("a.pt", map_location=device)
+        b = torch.load("b.pt", map_location="cpu", weights_only=True)
+        c = torch.load("c.pt", lambda storage, loc: storage)
+        d = torch.load("d.pt", **load_kwargs)
+        e = torch.load(f, map_location=lambda storage, loc: storage.cuda(0) if use_gpu else storage)
+        """
+    ) == []
+
+
+def test_pure_cpu_file_is_not_reported() -> None:
+    assert positions(
+        """
+        import torch
+        model = torch.nn.Linear(2, 2)
+        state = torch.load("cpu_model.pt")
+        """
+    ) == []
+
+
+def test_same_script_checkpoint_is_not_reported() -> None:
+    assert positions(
+        """
+        import torch
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        torch.save(model.state_dict(), args.save)
+        model.load_state_dict(torch.load(args.save))
+        """
+    ) == []
+
+
+def test_other_load_functions_are_not_torch_load() -> None:
+    assert positions(
+        """
+        import json
+        import pickle
+        import numpy as np
+        import torch
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        a = json.load(f)
+        b = pickle.load(f)
+        c = np.load("x.npy")
+        d = model.load("x")
+        """
+    ) == []
