@@ -21,3 +21,17 @@ def lint(source: str, settings: Settings = ISSUE2, name: str = "snippet.py") -> 
 def positions(source: str, settings: Settings = ISSUE2) -> list[tuple[str, int, int]]:
     """(code, line, column) of every finding, 1-based."""
     return [(f.code, f.start.line, f.start.column) for f in lint(source, settings)]
+
+
+# The dataflow rules' tests look at their own codes only: a `.cuda()` in a
+# snippet is DL101's business, not theirs.
+DATAFLOW_CODES = frozenset({"DL201", "DL202", "DL301", "DL302", "DL303"})
+
+
+def dataflow_findings(source: str, settings: Settings | None = None) -> list[tuple[str, int, int]]:
+    """(code, line, column) of every dataflow finding, 1-based."""
+    return [(f.code, f.start.line, f.start.column) for f in lint(source, settings or Settings()) if f.code in DATAFLOW_CODES]
+
+
+def dataflow_messages(source: str, settings: Settings | None = None) -> list[str]:
+    return [f.message for f in lint(source, settings or Settings()) if f.code in DATAFLOW_CODES]

@@ -2,29 +2,10 @@
 
 from __future__ import annotations
 
-import textwrap
-from pathlib import Path
-
 import pytest
 
-from devlint.config import Settings
-from devlint.engine import check_bytes
-
-DATAFLOW_CODES = frozenset({"DL201", "DL202", "DL301", "DL302", "DL303"})
-
-
-def _result(source: str) -> list:
-    text = textwrap.dedent(source).lstrip("\n")
-    return check_bytes(text.encode(), Path("snippet.py"), "snippet.py", Settings()).findings
-
-
-def findings(source: str) -> list[tuple[str, int, int]]:
-    """(code, line, column) of every dataflow finding (DL101/DL102 literals are other rules' business)."""
-    return [(f.code, f.start.line, f.start.column) for f in _result(source) if f.code in DATAFLOW_CODES]
-
-
-def messages(source: str) -> list[str]:
-    return [f.message for f in _result(source) if f.code in DATAFLOW_CODES]
+from linting import dataflow_findings as findings
+from linting import dataflow_messages as messages
 
 
 # -- positives -------------------------------------------------------------------
