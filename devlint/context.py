@@ -11,7 +11,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from devlint.config import Settings
 from devlint.finding import Finding, Fix, Position
-from devlint.names import ImportTable
+from devlint.names import BindingsCache, ImportTable
 
 if TYPE_CHECKING:
     from devlint.analysis.dataflow import DeviceAnalysis
@@ -39,6 +39,7 @@ class FileContext:
         self.module = module
         self.settings = settings
         self.names = ImportTable.of(module)
+        self.local_bindings = BindingsCache()
         self._scopes: list[frozenset[str]] = []
         self._pending: list[_Pending] = []
 
@@ -58,7 +59,7 @@ class FileContext:
     def devices(self) -> "DeviceAnalysis":
         from devlint.analysis.dataflow import DeviceAnalysis
 
-        return DeviceAnalysis(self.module, self.names, self.settings)
+        return DeviceAnalysis(self.module, self.names, self.settings, self.local_bindings)
 
     @cached_property
     def may_use_accelerator(self) -> bool:

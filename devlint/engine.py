@@ -19,7 +19,6 @@ import libcst as cst
 from devlint.config import Settings, enabled_codes, ignored_for_file, selector_match
 from devlint.context import FileContext
 from devlint.finding import Finding, Position
-from devlint.names import LocalBindings
 from devlint.rule import Rule
 from devlint.rules import ENGINE_CODES, all_rules
 from devlint.source import SourceText, UnreadableSource, decode, libcst_syntax_message, python_verdict, too_large
@@ -56,7 +55,7 @@ class _Dispatcher:
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if isinstance(node, (cst.FunctionDef, cst.Lambda)):
-            self.ctx.enter_scope(LocalBindings.of(node))
+            self.ctx.enter_scope(self.ctx.local_bindings(node))
         descend = True
         for method in self._visit.get(type(node).__name__, ()):
             if method(node) is False:

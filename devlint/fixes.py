@@ -19,7 +19,6 @@ import libcst as cst
 
 from devlint.analysis.torchnames import FACTORIES_WITHOUT_DEVICE_KW
 from devlint.finding import Edit, Fix
-from devlint.names import LocalBindings
 
 from typing import TYPE_CHECKING
 
@@ -296,7 +295,7 @@ def _bound_in(ctx: "FileContext", name: str, functions: list[cst.FunctionDef], s
         params = func.params
         if any(p.name.value == name for p in (*params.posonly_params, *params.params, *params.kwonly_params)):
             return True
-        if name in LocalBindings.of(func):
+        if name in ctx.local_bindings(func):
             body = func.body.body if isinstance(func.body, cst.IndentedBlock) else ()
             return _assigned_before(ctx, body, name, start)
     return _assigned_before(ctx, ctx.module.body, name, None if functions else start)

@@ -9,7 +9,6 @@ needs to know what a handful of imported roots (`torch`, `nn`, `np`, `F`,
 from __future__ import annotations
 
 from collections.abc import Iterable
-from functools import lru_cache
 
 import libcst as cst
 
@@ -133,9 +132,7 @@ class LocalBindings:
     """
 
     @staticmethod
-    @lru_cache(maxsize=4096)
     def of(func: cst.FunctionDef | cst.Lambda) -> frozenset[str]:
-        """Computed once per function: the engine's walk and the device analysis both ask."""
         from devlint.tree import descendants
 
         names: set[str] = set()
@@ -169,3 +166,19 @@ class LocalBindings:
             elif isinstance(node, (cst.Global, cst.Nonlocal)):
                 declared_global.update(item.name.value for item in node.names)
         return frozenset(names - declared_global)
+
+
+class BindingsCache:
+    """Each function's local bindings, computed once per file: the engine's walk and the
+    device analysis both ask. Per file, so no tree outlives its file in a worker."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[int, tuple[cst.CSTNode, frozenset[str]]] = {}
+
+    def __call__(self, func: cst.FunctionDef | cst.Lambda) -> frozenset[str]:
+        hit = self._by_id.get(id(func))
+        if hit is not None and hit[0] is func:
+            return hit[1]
+        names = LocalBindings.of(func)
+        self._by_id[id(func)] = (func, names)
+        return names

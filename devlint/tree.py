@@ -38,6 +38,16 @@ _SKIPPED = frozenset(
     }
 )
 _FIELDS: dict[type, tuple[str, ...]] = {}
+# isinstance against libcst's abstract base class goes through ABCMeta: cache the answer per type.
+_IS_NODE: dict[type, bool] = {}
+
+
+def is_node(value: object) -> bool:
+    kind = type(value)
+    answer = _IS_NODE.get(kind)
+    if answer is None:
+        answer = _IS_NODE[kind] = isinstance(value, cst.CSTNode)
+    return answer
 
 
 def fields_of(node_type: type) -> tuple[str, ...]:
@@ -56,11 +66,11 @@ def child_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """Direct children that can hold code, in field order."""
     for name in fields_of(type(node)):
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            yield value
-        elif isinstance(value, (tuple, list)):
-            for item in value:
-                if isinstance(item, cst.CSTNode):
+        if is_node(value):
+            yield value  # type: ignore[misc]
+        elif type(value) is tuple or type(value) is list:
+            for item in value:  # type: ignore[attr-defined]
+                if is_node(item):
                     yield item
 
 
@@ -103,11 +113,11 @@ class Walker:
                 hooked = f"{type_name}_{name}" in hooks
                 if hooked:
                     self._visit_field(node, name)
-                if isinstance(value, cst.CSTNode):
+                if is_node(value):
                     self.walk(value)
-                elif isinstance(value, (tuple, list)):
+                elif type(value) is tuple or type(value) is list:
                     for item in value:
-                        if isinstance(item, cst.CSTNode):
+                        if is_node(item):
                             self.walk(item)
                 if hooked:
                     self._leave_field(node, name)

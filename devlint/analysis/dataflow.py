@@ -42,7 +42,7 @@ from devlint.analysis.tables import (
 )
 from devlint.analysis.torchnames import ACCELERATOR_TYPES, FACTORIES, INPUT_FOLLOWING, LOADER_CLASSES
 from devlint.config import Settings
-from devlint.names import ImportTable, dotted_name
+from devlint.names import BindingsCache, ImportTable, dotted_name
 from devlint.tree import descendants
 
 _ROUNDS = 3  # summary/call-site rounds before the recording round
@@ -52,10 +52,13 @@ _MAX_LOOP_DEPTH = 2  # deeper loops run once: keeps the cost linear
 class DeviceAnalysis:
     """Runs once per file, on first use, and keeps what it observed."""
 
-    def __init__(self, module: cst.Module, names: ImportTable, settings: Settings) -> None:
+    def __init__(
+        self, module: cst.Module, names: ImportTable, settings: Settings, bindings: BindingsCache | None = None
+    ) -> None:
         self.module = module
         self.names = names
         self.settings = settings
+        self.bindings = bindings or BindingsCache()
         self._done = False
         self.conflicts: list[Conflict] = []
         self.discarded: list[DiscardedMove] = []
@@ -74,7 +77,7 @@ class _Solver:
         self.analysis = analysis
         self.names = analysis.names
         self.settings = analysis.settings
-        self.program = Program.of(analysis.module, analysis.names)
+        self.program = Program.of(analysis.module, analysis.names, analysis.bindings)
         self.recording = False
         self.default_place: Place = CPU
         # Facts from the previous round.
@@ -211,7 +214,8 @@ class _Run:
     def __init__(self, solver: _Solver, func: FunctionInfo | None) -> None:
         self.solver = solver
         self.func = func
-        self.env: dict[str, Value] = {}
+        self.env: _Env = _Env()
+        self._with_attributes: set[str] = set()  # roots of dotted keys in env (`self`, `args`)
         self.returns: list[tuple[cst.CSTNode, Value]] = []
         self.default_place: Place = solver.default_place
         self.loop_depth = 0
@@ -323,10 +327,14 @@ class _Run:
             # "the device" is called what the code calls it here: `self.device`, `device`.
             value = value.at(Place(PlaceKind.DEVICE, name))
         self.env[name] = value
-        # Rebinding `x` forgets what was known about `x.attr`.
-        prefix = name + "."
-        for key in [k for k in self.env if k.startswith(prefix)]:
-            del self.env[key]
+        root, dot, _ = name.partition(".")
+        if dot:
+            self._with_attributes.add(root)
+        elif name in self._with_attributes:
+            # Rebinding `x` forgets what was known about `x.attr` (a scan only for names that have any).
+            prefix = name + "."
+            for key in [k for k in self.env if k.startswith(prefix)]:
+                del self.env[key]
 
     def _unpack(self, value: Value, count: int) -> list[Value]:
         if isinstance(value, _TupleValue):
@@ -480,39 +488,38 @@ class _Run:
         branches: list[cst.BaseSuite] = [stmt.body]
         orelse = stmt.orelse
         if isinstance(orelse, cst.If):
-            saved = self.env
-            self.env = dict(saved)
-            before = dict(saved)
+            before = self.env
             body_env, body_falls = self._run_branch(stmt.body, before)
             else_env, else_falls = self._run_branch_stmt(orelse, before)
-            return self._merge([(body_env, body_falls), (else_env, else_falls)])
+            return self._merge([(body_env, body_falls), (else_env, else_falls)], before)
         if orelse is not None:
             branches.append(orelse.body)
         return self._branches(branches, fallthrough=orelse is None)
 
-    def _run_branch(self, suite: cst.BaseSuite, start: dict[str, Value]) -> tuple[dict[str, Value], bool]:
-        self.env = dict(start)
+    def _run_branch(self, suite: cst.BaseSuite, start: "_Env") -> tuple["_Env", bool]:
+        self.env = start.fork()
         falls = self.exec_block(_suite(suite))
         return self.env, falls
 
-    def _run_branch_stmt(self, stmt: cst.CSTNode, start: dict[str, Value]) -> tuple[dict[str, Value], bool]:
-        self.env = dict(start)
+    def _run_branch_stmt(self, stmt: cst.CSTNode, start: "_Env") -> tuple["_Env", bool]:
+        self.env = start.fork()
         falls = self.exec_stmt(stmt)
         return self.env, falls
 
     def _branches(self, suites: list[cst.BaseSuite], fallthrough: bool) -> bool:
-        start = dict(self.env)
+        start = self.env
         outcomes = [self._run_branch(suite, start) for suite in suites]
         if fallthrough:
-            outcomes.append((start, True))
-        return self._merge(outcomes)
+            outcomes.append((start.fork(), True))
+        return self._merge(outcomes, start)
 
-    def _merge(self, outcomes: list[tuple[dict[str, Value], bool]]) -> bool:
+    def _merge(self, outcomes: list[tuple["_Env", bool]], start: "_Env") -> bool:
         live = [env for env, falls in outcomes if falls]
         if not live:
             self.env = outcomes[0][0] if outcomes else self.env
+            self.env.written |= start.written
             return False
-        self.env = _join_envs(live)
+        self.env = _join_envs(live, start)
         return True
 
     def exec_loop(self, stmt: cst.For | cst.While) -> bool:
@@ -522,7 +529,8 @@ class _Run:
             self.eval(stmt.test)
             element = F.UNKNOWN
         self.loop_depth += 1
-        entry = dict(self.env)
+        entry = self.env
+        self.env = entry.fork()
         recording = self.solver.recording
         if self.loop_depth <= _MAX_LOOP_DEPTH:
             # One silent pass to learn what the loop carries around, then the real one.
@@ -530,12 +538,12 @@ class _Run:
             if isinstance(stmt, cst.For):
                 self.bind(stmt.target, element)
             self.exec_block(_suite(stmt.body))
-            self.env = _join_envs([entry, self.env])
+            self.env = _join_envs([entry.fork(), self.env], entry)
             self.solver.recording = recording
         if isinstance(stmt, cst.For):
             self.bind(stmt.target, element)
         self.exec_block(_suite(stmt.body))
-        self.env = _join_envs([entry, self.env])
+        self.env = _join_envs([entry.fork(), self.env], entry)
         self.loop_depth -= 1
         if stmt.orelse is not None:
             self.exec_block(_suite(stmt.orelse.body))
@@ -554,7 +562,7 @@ class _Run:
         return falls
 
     def exec_try(self, stmt: cst.Try) -> bool:
-        start = dict(self.env)
+        start = self.env
         body_env, body_falls = self._run_branch(stmt.body, start)
         if stmt.orelse is not None and body_falls:
             self.env = body_env
@@ -563,7 +571,7 @@ class _Run:
         outcomes = [(body_env, body_falls)]
         for handler in stmt.handlers:
             outcomes.append(self._run_branch(handler.body, start))
-        falls = self._merge(outcomes)
+        falls = self._merge(outcomes, start)
         if stmt.finalbody is not None:
             falls = self.exec_block(_suite(stmt.finalbody.body)) and falls
         return falls
@@ -802,7 +810,7 @@ class _Run:
 
     def _comprehension(self, node: cst.BaseComp | cst.DictComp, result: cst.BaseExpression) -> Value:
         saved = self.env
-        self.env = dict(saved)
+        self.env = saved.fork()
         comp: cst.CompFor | None = node.for_in
         while comp is not None:
             element = self.iterate(self.eval(comp.iter), comp.iter)
@@ -1404,22 +1412,49 @@ def _suite(suite: cst.BaseSuite) -> list[cst.CSTNode]:
     return [suite]  # SimpleStatementSuite: `if x: y = 1`
 
 
-def _join_envs(envs: list[dict[str, Value]]) -> dict[str, Value]:
-    if len(envs) == 1:
-        return dict(envs[0])
-    keys = set(envs[0])
-    for env in envs[1:]:
-        keys &= set(env)
-    joined = {}
-    for key in keys:
-        value = envs[0][key]
-        for env in envs[1:]:
-            value = F.join(value, env[key])
-        joined[key] = value
-    # A name bound on one path only: keep it when the other paths never had it (loops, try).
+class _Env(dict):
+    """Variables to values, remembering which keys changed since it was forked.
+
+    Joins then look at the changed keys only: a 20,000-line function costs
+    what its statements cost, not statements times variables.
+    """
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*args)
+        self.written: set[str] = set()
+
+    def fork(self) -> "_Env":
+        return _Env(self)
+
+    def __setitem__(self, key: str, value: Value) -> None:
+        self.written.add(key)
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        self.written.add(key)
+        super().__delitem__(key)
+
+
+def _join_envs(envs: list[_Env], start: _Env) -> _Env:
+    """Where paths forked from `start` meet: what they all agree on, key by key.
+
+    A name bound on one path only is kept (a loop body, an `if` without
+    `else`); a name the paths disagree on joins towards unknown.
+    """
+    changed: set[str] = set()
     for env in envs:
-        for key, value in env.items():
-            if key not in joined and all(key in other or True for other in envs):
-                if sum(1 for other in envs if key in other) == 1:
-                    joined[key] = value
+        changed |= env.written
+    joined = envs[0].fork()
+    for key in changed:
+        present = [env[key] for env in envs if key in env]
+        if len(present) == len(envs):
+            value = present[0]
+            for other in present[1:]:
+                value = F.join(value, other)
+            dict.__setitem__(joined, key, value)
+        elif len(present) == 1:
+            dict.__setitem__(joined, key, present[0])
+        elif key in joined:
+            dict.__delitem__(joined, key)
+    joined.written = changed | start.written
     return joined

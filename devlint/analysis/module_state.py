@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from devlint.analysis.torchnames import FACTORIES
-from devlint.names import LocalBindings
 
 if TYPE_CHECKING:
     from devlint.context import FileContext
@@ -201,7 +200,7 @@ class Scope:
         self.owner = owner
         self.self_name = _self_name(func) if owner else None
         self.self_attrs = self_attrs
-        self.shadowed = LocalBindings.of(func)
+        self.shadowed = index.ctx.local_bindings(func)
         self.locals: dict[str, str | None] = {}
         # Locals whose modules are registered some other way: passed to a registering
         # call (nn.Sequential(*layers), add_module, setattr) or assigned to self.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -60,8 +61,9 @@ class Program:
     top_level: dict[str, FunctionInfo]  # module-level functions by name
 
     @classmethod
-    def of(cls, module: cst.Module, names: ImportTable) -> "Program":
+    def of(cls, module: cst.Module, names: ImportTable, bindings: Callable[[cst.FunctionDef], frozenset[str]] = LocalBindings.of) -> "Program":
         program = cls({}, [], {})
+        program._bindings = bindings
         program._collect(module.body, None, None, names)
         program._resolve_module_classes(names)
         return program
@@ -85,7 +87,7 @@ class Program:
                 prefix = f"{parent.key}.<locals>." if parent is not None else ""
                 key = prefix + ".".join([*key_parts, stmt.name.value])
                 is_static = any(dotted_name(d.decorator) == "staticmethod" for d in stmt.decorators)
-                info = FunctionInfo(key, stmt, cls_info if parent is None else None, parent, params, LocalBindings.of(stmt), is_static)
+                info = FunctionInfo(key, stmt, cls_info if parent is None else None, parent, params, self._bindings(stmt), is_static)
                 self.functions.append(info)
                 if cls_info is not None and parent is None:
                     cls_info.methods.setdefault(stmt.name.value, info)
