@@ -337,7 +337,7 @@ class _Run:
                 del self.env[key]
 
     def _unpack(self, value: Value, count: int) -> list[Value]:
-        if isinstance(value, _TupleValue):
+        if value.items is not None:
             return list(value.items) if len(value.items) == count else [F.UNKNOWN] * count
         if value.kind is Kind.TENSOR:
             return [value] * count  # torch.meshgrid(...), torch.max(x, 0): tuples of tensors
@@ -682,7 +682,7 @@ class _Run:
         indices = self.eval_subscript_indices(node)
         if base.batch is not None:
             return base  # batch[0], batch["input_ids"]
-        if isinstance(base, _TupleValue):
+        if base.items is not None:
             index = node.slice[0].slice if len(node.slice) == 1 else None
             if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
                 position = int(index.value.value)
@@ -783,7 +783,7 @@ class _Run:
 
     def eval_Tuple(self, node: cst.Tuple) -> Value:
         items = self._elements(node.elements)
-        return _TupleValue.of([v for _, v in items])
+        return F.tuple_of([v for _, v in items])
 
     def eval_List(self, node: cst.List | cst.Set) -> Value:
         items = self._elements(node.elements)
@@ -837,7 +837,7 @@ class _Run:
         if iterable.kind is Kind.LOADER and iterable.elem is not None:
             # Name the batch after the loader as the loop wrote it: `for x, y in train_loader`.
             return self._batch_value(_loader_name(self.solver.analysis.module, expr), expr)
-        if isinstance(iterable, _TupleValue):
+        if iterable.items is not None:
             items = iterable.items
             joined = items[0] if items else F.UNKNOWN
             for item in items[1:]:
@@ -944,8 +944,8 @@ class _Run:
         """Tensors inside list/tuple arguments count as operands (`torch.cat([x, h])`)."""
         out = []
         for expr, value in args:
-            if value.kind is Kind.SEQ and (value.elem is not None or isinstance(value, _TupleValue)):
-                items = list(value.items) if isinstance(value, _TupleValue) else list(value.parts or (value.elem,))
+            if value.kind is Kind.SEQ and (value.elem is not None or value.items is not None):
+                items = list(value.items) if value.items is not None else list(value.parts or (value.elem,))
                 elements = getattr(expr, "elements", None)
                 if elements is not None and len(elements) == len(items):
                     out.extend((el.value, item) for el, item in zip(elements, items))
@@ -1117,9 +1117,9 @@ class _Run:
             return F.UNKNOWN
         if name == "enumerate":
             inner = self.iterate(first, node)
-            return Value(Kind.SEQ, elem=_TupleValue.of([F.SCALAR, inner]))
+            return Value(Kind.SEQ, elem=F.tuple_of([F.SCALAR, inner]))
         if name == "zip":
-            return Value(Kind.SEQ, elem=_TupleValue.of([self.iterate(value, expr) for expr, value in args]))
+            return Value(Kind.SEQ, elem=F.tuple_of([self.iterate(value, expr) for expr, value in args]))
         if name == "next":
             if first.kind is Kind.LOADER and first.elem is not None:
                 return self.iterate(first, args[0][0])
@@ -1216,7 +1216,7 @@ class _Run:
             return F.SCALAR
         if receiver.kind is Kind.SEQ:
             if method in ("items",):
-                return Value(Kind.SEQ, elem=_TupleValue.of([F.UNKNOWN, receiver.elem or F.UNKNOWN]))
+                return Value(Kind.SEQ, elem=F.tuple_of([F.UNKNOWN, receiver.elem or F.UNKNOWN]))
             if method in ("values", "copy", "pop", "get"):
                 return receiver.elem or F.UNKNOWN if method != "copy" else receiver
             return F.UNKNOWN
@@ -1224,7 +1224,7 @@ class _Run:
             if method in NON_TENSOR_METHODS:
                 return F.SCALAR
             if method in ("items",):
-                return Value(Kind.SEQ, elem=_TupleValue.of([F.UNKNOWN, receiver]))
+                return Value(Kind.SEQ, elem=F.tuple_of([F.UNKNOWN, receiver]))
             if method in ("values", "get", "pop"):
                 return receiver
             return receiver if method not in SHAPE_ONLY_METHODS else F.SCALAR
@@ -1359,24 +1359,6 @@ class _Run:
                     continue
                 seen = replace(candidate, kind=Kind.SEQ) if collection else candidate
                 self.solver.record(self.key, node, NumpyOnDevice(node, Operand(expr, seen), via))
-
-
-class _TupleValue(Value):
-    """The element of a SEQ that is a fixed tuple: `(x, y)`, `enumerate` pairs."""
-
-    items: tuple[Value, ...] = ()
-
-    @classmethod
-    def of(cls, items: list[Value]) -> "_TupleValue":
-        value = cls(Kind.SEQ)
-        object.__setattr__(value, "items", tuple(items))
-        return value
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _TupleValue) and self.items == other.items
-
-    def __hash__(self) -> int:
-        return hash(self.items)
 
 
 def _loader_name(module: cst.Module, expr: cst.CSTNode) -> str:

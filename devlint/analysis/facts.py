@@ -99,13 +99,10 @@ class Value:
     scalar: bool = False  # a 0-dim tensor or Python number: PyTorch lets it mix
     in_module: str = ""  # the Module class whose method created it (for DL303)
     parts: tuple["Value", ...] = ()  # SEQ: elements on different known devices, kept apart for cat/stack
+    items: tuple["Value", ...] | None = None  # SEQ of fixed length: `(x, y)`, an `enumerate` pair
 
     def at(self, place: Place, origin: Origin | None = None, **changes: object) -> "Value":
         return replace(self, place=place, origin=origin or self.origin, **changes)  # type: ignore[arg-type]
-
-    @property
-    def tensorish(self) -> bool:
-        return self.kind in (Kind.TENSOR, Kind.UNKNOWN) and self.place.kind is not PlaceKind.UNKNOWN or self.kind is Kind.TENSOR
 
 
 UNKNOWN = Value()
@@ -120,9 +117,8 @@ def join(a: Value, b: Value) -> Value:
         return replace(b, origin=b.origin)
     if b.kind is Kind.NONE and a.kind is not Kind.NONE:
         return a
-    a_items, b_items = getattr(a, "items", None), getattr(b, "items", None)
-    if a_items is not None and b_items is not None and len(a_items) == len(b_items):
-        return type(a).of([join(x, y) for x, y in zip(a_items, b_items)])  # type: ignore[attr-defined]
+    if a.items is not None and b.items is not None and len(a.items) == len(b.items):
+        return tuple_of([join(x, y) for x, y in zip(a.items, b.items)])
     kind = a.kind if a.kind is b.kind else Kind.UNKNOWN
     place = join_places(a.place, b.place)
     elem = None
@@ -141,6 +137,10 @@ def join(a: Value, b: Value) -> Value:
         in_module=a.in_module if a.in_module == b.in_module else "",
         parts=parts if kind is Kind.SEQ else (),
     )
+
+
+def tuple_of(items: "list[Value]") -> Value:
+    return Value(Kind.SEQ, items=tuple(items))
 
 
 def merge_parts(*groups: "tuple[Value, ...]") -> "tuple[Value, ...]":
