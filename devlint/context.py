@@ -40,16 +40,19 @@ class FileContext:
         self.settings = settings
         self.names = ImportTable.of(module)
         self.local_bindings = BindingsCache()
-        self._scopes: list[frozenset[str]] = []
+        # Functions being walked; their local names are computed only when a rule asks.
+        self._scopes: list[cst.FunctionDef | cst.Lambda] = []
         self._pending: list[_Pending] = []
 
     # -- names -------------------------------------------------------------
     def qualify(self, node: cst.BaseExpression) -> str | None:
         """The imported name an expression refers to in the current scope (`torch.load`)."""
-        return self.names.qualify(node, self._scopes[-1] if self._scopes else ())
+        if not self._scopes or not self.names.bindings:
+            return self.names.qualify(node)
+        return self.names.qualify(node, self.local_bindings(self._scopes[-1]))
 
-    def enter_scope(self, bound: frozenset[str]) -> None:
-        self._scopes.append(bound)
+    def enter_scope(self, func: cst.FunctionDef | cst.Lambda) -> None:
+        self._scopes.append(func)
 
     def leave_scope(self) -> None:
         self._scopes.pop()

@@ -37,6 +37,9 @@ class FileResult:
     source: SourceText | None = None  # kept only when fixes are wanted
 
 
+_SCOPES = frozenset({cst.FunctionDef, cst.Lambda})
+
+
 class _Dispatcher:
     """One walk of the tree that calls every rule's visit_/leave_ methods."""
 
@@ -54,8 +57,8 @@ class _Dispatcher:
         self.walker = Walker(self.on_visit, self.on_leave, hooks, self.on_visit_attribute, self.on_leave_attribute)
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, (cst.FunctionDef, cst.Lambda)):
-            self.ctx.enter_scope(self.ctx.local_bindings(node))
+        if type(node) in _SCOPES:
+            self.ctx.enter_scope(node)  # type: ignore[arg-type]
         descend = True
         for method in self._visit.get(type(node).__name__, ()):
             if method(node) is False:
@@ -65,7 +68,7 @@ class _Dispatcher:
     def on_leave(self, original_node: cst.CSTNode) -> None:
         for method in self._leave.get(type(original_node).__name__, ()):
             method(original_node)
-        if isinstance(original_node, (cst.FunctionDef, cst.Lambda)):
+        if type(original_node) in _SCOPES:
             self.ctx.leave_scope()
 
     def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:

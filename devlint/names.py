@@ -16,10 +16,11 @@ import libcst as cst
 def dotted_name(node: cst.BaseExpression) -> str | None:
     """`torch.cuda.is_available` for a Name/Attribute chain, else None."""
     parts: list[str] = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if isinstance(node, cst.Name):
+    # Exact type checks: isinstance against libcst's classes goes through ABCMeta, and this is hot.
+    while type(node) is cst.Attribute:
+        parts.append(node.attr.value)  # type: ignore[attr-defined]
+        node = node.value  # type: ignore[attr-defined]
+    if type(node) is cst.Name:
         parts.append(node.value)
         return ".".join(reversed(parts))
     return None
@@ -145,25 +146,25 @@ class LocalBindings:
                 names.add(star.name.value)
         if not isinstance(func, cst.FunctionDef):
             return frozenset(names)
-        scopes = (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.Import, cst.ImportFrom)
-        for node in descendants(func.body, enter=lambda n: not isinstance(n, scopes)):
-            if isinstance(node, cst.AssignTarget):
+        scopes = {cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.Import, cst.ImportFrom}
+        # Exact type checks: isinstance against libcst's classes goes through ABCMeta.
+        for node in descendants(func.body, enter=lambda n: type(n) not in scopes):
+            kind = type(node)
+            if kind is cst.AssignTarget:
                 _bind_target(node.target, names)
-            elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
-                if not isinstance(node, cst.AnnAssign) or node.value is not None:
-                    _bind_target(node.target, names)
-            elif isinstance(node, (cst.For, cst.CompFor)):
-                if isinstance(node, cst.For):
-                    _bind_target(node.target, names)
-            elif isinstance(node, cst.WithItem) and node.asname is not None:
-                _bind_target(node.asname.name, names)  # type: ignore[arg-type]
-            elif isinstance(node, cst.NamedExpr):
+            elif kind is cst.AugAssign or kind is cst.AnnAssign and node.value is not None:
                 _bind_target(node.target, names)
-            elif isinstance(node, cst.ExceptHandler) and node.name is not None:
-                _bind_target(node.name.name, names)  # type: ignore[arg-type]
-            elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            elif kind is cst.For:
+                _bind_target(node.target, names)
+            elif kind is cst.WithItem and node.asname is not None:
+                _bind_target(node.asname.name, names)
+            elif kind is cst.NamedExpr:
+                _bind_target(node.target, names)
+            elif kind is cst.ExceptHandler and node.name is not None:
+                _bind_target(node.name.name, names)
+            elif kind is cst.FunctionDef or kind is cst.ClassDef:
                 names.add(node.name.value)
-            elif isinstance(node, (cst.Global, cst.Nonlocal)):
+            elif kind is cst.Global or kind is cst.Nonlocal:
                 declared_global.update(item.name.value for item in node.names)
         return frozenset(names - declared_global)
 

@@ -192,7 +192,7 @@ def _body(node: cst.FunctionDef) -> list[cst.CSTNode]:
 def _in_place_moves(func: cst.FunctionDef, solver: _Solver) -> Iterator[tuple[str, Place, cst.CSTNode]]:
     """`name.to(device)` / `name.cuda()` statements inside a function body."""
     for node in _walk(func.body):
-        if isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
+        if type(node) is cst.Expr and type(node.value) is cst.Call:  # type: ignore[attr-defined]
             call = node.value
             if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "cuda") and isinstance(call.func.value, cst.Name):
                 if call.func.attr.value == "cuda":
@@ -204,8 +204,12 @@ def _in_place_moves(func: cst.FunctionDef, solver: _Solver) -> Iterator[tuple[st
                         yield call.func.value.value, Place(PlaceKind.DEVICE, text), call
 
 
+_LEAVING = frozenset({cst.Raise, cst.Continue, cst.Break})
+_NEW_SCOPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
+
+
 def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    return descendants(node, enter=lambda n: not isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)))
+    return descendants(node, enter=lambda n: type(n) not in _NEW_SCOPES)
 
 
 class _Run:
@@ -356,55 +360,55 @@ class _Run:
         return True
 
     def exec_stmt(self, stmt: cst.CSTNode) -> bool:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
+        kind = type(stmt)
+        if kind is cst.SimpleStatementLine:
+            for small in stmt.body:  # type: ignore[attr-defined]
                 if not self.exec_small(small):
                     return False
             return True
-        if isinstance(stmt, cst.If):
-            return self.exec_if(stmt)
-        if isinstance(stmt, (cst.For, cst.While)):
-            return self.exec_loop(stmt)
-        if isinstance(stmt, cst.With):
-            return self.exec_with(stmt)
-        if isinstance(stmt, cst.Try):
-            return self.exec_try(stmt)
-        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-            if isinstance(stmt, cst.FunctionDef):
-                self.env[stmt.name.value] = F.UNKNOWN
+        if kind is cst.If:
+            return self.exec_if(stmt)  # type: ignore[arg-type]
+        if kind is cst.For or kind is cst.While:
+            return self.exec_loop(stmt)  # type: ignore[arg-type]
+        if kind is cst.With:
+            return self.exec_with(stmt)  # type: ignore[arg-type]
+        if kind is cst.Try or kind is cst.TryStar:
+            return self.exec_try(stmt)  # type: ignore[arg-type]
+        if kind is cst.FunctionDef:
+            self.env[stmt.name.value] = F.UNKNOWN  # type: ignore[attr-defined]
             return True
-        if isinstance(stmt, cst.Match):
-            return self._branches([case.body for case in stmt.cases], fallthrough=True)
+        if kind is cst.Match:
+            return self._branches([case.body for case in stmt.cases], fallthrough=True)  # type: ignore[attr-defined]
         return True
 
     def exec_small(self, small: cst.BaseSmallStatement) -> bool:
-        if isinstance(small, cst.Assign):
+        if type(small) is cst.Assign:
             value = self.eval(small.value)
             for target in small.targets:
                 self._assign(target.target, value, small.value)
-        elif isinstance(small, cst.AnnAssign):
+        elif type(small) is cst.AnnAssign:
             if small.value is not None:
                 self._assign(small.target, self.eval(small.value), small.value)
-        elif isinstance(small, cst.AugAssign):
+        elif type(small) is cst.AugAssign:
             left = self.eval(small.target)
             right = self.eval(small.value)
             result = self.combine(small, [(small.target, left), (small.value, right)])
             if left.kind is Kind.TENSOR and left.place.known:
                 result = left  # in place: `total += x` leaves `total` where it was
             self._assign(small.target, result, small)
-        elif isinstance(small, cst.Expr):
+        elif type(small) is cst.Expr:
             self.exec_expr_statement(small.value)
-        elif isinstance(small, cst.Return):
+        elif type(small) is cst.Return:
             value = self.eval(small.value) if small.value is not None else F.NONE
             self.returns.append((small.value or small, value))
             return False
-        elif isinstance(small, (cst.Raise, cst.Continue, cst.Break)):
-            if isinstance(small, cst.Raise) and small.exc is not None:
+        elif type(small) in _LEAVING:
+            if type(small) is cst.Raise and small.exc is not None:
                 self.eval(small.exc)
             return False
-        elif isinstance(small, cst.Assert):
+        elif type(small) is cst.Assert:
             self.eval(small.test)
-        elif isinstance(small, cst.Del):
+        elif type(small) is cst.Del:
             return True
         return True
 

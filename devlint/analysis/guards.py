@@ -30,7 +30,12 @@ _SKIP_DECORATORS = frozenset({"skipif", "skipunless", "requires_cuda", "requires
 
 def string_value(node: cst.CSTNode) -> str | None:
     """The value of a plain string literal (no f-strings, no concatenation)."""
-    if isinstance(node, cst.SimpleString):
+    if type(node) is cst.SimpleString:
+        raw = node.value
+        # Most literals need no evaluation (libcst's evaluated_value runs ast.literal_eval).
+        if raw[:1] in "'\"" and "\\" not in raw:
+            quote = 3 if raw[:3] in ('"""', "\'\'\'") else 1
+            return raw[quote:-quote]
         try:
             value = node.evaluated_value
         except Exception:  # noqa: BLE001 - a malformed literal is not a device
@@ -62,18 +67,19 @@ class AcceleratorGuards:
     # -- what counts as a guard --------------------------------------------
     def mentions_accelerator_check(self, expr: cst.BaseExpression) -> bool:
         for node in _walk(expr):
-            if isinstance(node, cst.Call) and self.ctx.qualify(node.func) in AVAILABILITY_CALLS:
+            kind = type(node)
+            if kind is cst.Call and self.ctx.qualify(node.func) in AVAILABILITY_CALLS:  # type: ignore[attr-defined]
                 return True
-            if isinstance(node, (cst.Name, cst.Attribute)):
-                dotted = dotted_name(node)
+            if kind is cst.Name or kind is cst.Attribute:
+                dotted = dotted_name(node)  # type: ignore[arg-type]
                 if dotted is not None:
                     if dotted in self.flags:
                         return True
                     leaf = dotted.rsplit(".", 1)[-1].lower()
                     if any(word in leaf for word in _FLAG_WORDS) or leaf in {"is_cuda", "type"} and "device" in dotted:
                         return True
-            if isinstance(node, cst.Comparison):
-                operands = [node.left, *(target.comparator for target in node.comparisons)]
+            if kind is cst.Comparison:
+                operands = [node.left, *(target.comparator for target in node.comparisons)]  # type: ignore[attr-defined]
                 if any((value := string_value(op)) is not None and device_type_of_string(value) for op in operands):
                     return True
         return False

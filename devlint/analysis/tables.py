@@ -71,11 +71,18 @@ def is_device_name(name: str, settings: Settings) -> bool:
     if name in settings.device_variables:
         return True
     lowered = name.lower()
+    if "dev" not in lowered:
+        return False
     return lowered not in _NOT_DEVICE and _DEVICE_NAME.match(lowered) is not None
 
 
 def is_loader_name(name: str, settings: Settings) -> bool:
-    return name in settings.loaders or _LOADER_NAME.search(name) is not None
+    if name in settings.loaders:
+        return True
+    lowered = name.lower()
+    if not any(word in lowered for word in ("load", "iter", "batches")):
+        return False
+    return _LOADER_NAME.search(name) is not None
 
 # Arguments that take part in device checks, by position or keyword; the others
 # must (or may) stay on the CPU: sequence lengths, CTC targets and lengths.
