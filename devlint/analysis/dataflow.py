@@ -521,7 +521,8 @@ class _Run:
         live = [env for env, falls in outcomes if falls]
         if not live:
             self.env = outcomes[0][0] if outcomes else self.env
-            self.env.written |= start.written
+            start.written |= self.env.written
+            self.env.written = start.written
             return False
         self.env = _join_envs(live, start)
         return True
@@ -1442,5 +1443,7 @@ def _join_envs(envs: list[_Env], start: _Env) -> _Env:
             dict.__setitem__(joined, key, present[0])
         elif key in joined:
             dict.__delitem__(joined, key)
-    joined.written = changed | start.written
+    # The enclosing fork must still see these keys as changed; sharing the set keeps this O(changes).
+    start.written |= changed
+    joined.written = start.written
     return joined
