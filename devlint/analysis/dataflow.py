@@ -87,6 +87,8 @@ class _Solver:
         self.self_attrs: dict[str, dict[str, Value]] = {}
         self.final_envs: dict[str, dict[str, Value]] = {}
         self.dataset_attrs: dict[str, Value] = {}
+        self.moves: dict[str, tuple[Place, Origin]] = {}  # globals moved in place inside functions
+        self._next_moves: dict[str, tuple[Place, Origin]] = {}
         # Facts being gathered in this round.
         self._next_summaries: dict[str, Value] = {}
         self._next_params: dict[str, dict[str, Value]] = {}
@@ -98,10 +100,10 @@ class _Solver:
         # Each round sees the facts of the previous one; once a round's facts come
         # out as they went in, its observations are final.
         self.recording = True
-        self.moves = [(func, list(_in_place_moves(func.node, self))) for func in self.program.functions]
         for _ in range(_ROUNDS + 1):
             self._events = {}
             self._next_summaries, self._next_params, self._next_attrs, self._next_envs = {}, {}, {}, {}
+            self._next_moves = {}
             top = _Run(self, None)
             top.exec_block(self.analysis.module.body)
             self._apply_function_moves(top.env)
@@ -115,6 +117,7 @@ class _Solver:
                 run.finish()
             settled = (
                 next_globals == self.globals
+                and self._next_moves == self.moves
                 and self._next_summaries == self.summaries
                 and self._next_params == self.param_facts
                 and self._next_attrs == self.self_attrs
@@ -125,6 +128,7 @@ class _Solver:
             self.param_facts = self._next_params
             self.self_attrs = self._next_attrs
             self.final_envs = self._next_envs
+            self.moves = self._next_moves
             if settled:
                 break
         events = self._events.values()
@@ -165,13 +169,13 @@ class _Solver:
 
     def _apply_function_moves(self, env: dict[str, Value]) -> None:
         """A global model moved inside `train()` is on the device when `test()` runs."""
-        for func, moves in self.moves:
-            for name, place, node in moves:
-                if name in func.shadowed or name not in env:
-                    continue
-                value = env[name]
-                if value.kind in (Kind.MODULE, Kind.UNKNOWN, Kind.INSTANCE):
-                    env[name] = value.at(place, Origin(node, f"moved in `{func.name}()`"))
+        for name, (place, origin) in self.moves.items():
+            value = env.get(name)
+            if value is not None and value.kind in (Kind.MODULE, Kind.UNKNOWN, Kind.INSTANCE):
+                env[name] = value.at(place, origin)
+
+    def note_global_move(self, name: str, place: Place, node: cst.CSTNode, function: str) -> None:
+        self._next_moves.setdefault(name, (place, Origin(node, f"moved in `{function}()`")))
 
     # -- facts shared by every run ----------------------------------------------
     def note_call(self, key: str, params: dict[str, Value]) -> None:
@@ -187,21 +191,6 @@ class _Solver:
 
 def _body(node: cst.FunctionDef) -> list[cst.CSTNode]:
     return list(node.body.body) if isinstance(node.body, cst.IndentedBlock) else [node.body]
-
-
-def _in_place_moves(func: cst.FunctionDef, solver: _Solver) -> Iterator[tuple[str, Place, cst.CSTNode]]:
-    """`name.to(device)` / `name.cuda()` statements inside a function body."""
-    for node in _walk(func.body):
-        if type(node) is cst.Expr and type(node.value) is cst.Call:  # type: ignore[attr-defined]
-            call = node.value
-            if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "cuda") and isinstance(call.func.value, cst.Name):
-                if call.func.attr.value == "cuda":
-                    yield call.func.value.value, Place(PlaceKind.ACCEL, "cuda"), call
-                elif call.args:
-                    arg = call.args[0].value
-                    text = dotted_name(arg) or ""
-                    if is_device_name(text.rsplit(".", 1)[-1], solver.settings):
-                        yield call.func.value.value, Place(PlaceKind.DEVICE, text), call
 
 
 _LEAVING = frozenset({cst.Raise, cst.Continue, cst.Break})
@@ -461,6 +450,9 @@ class _Run:
                 elif name is not None:
                     # Modules move in place; so may anything we cannot tell from a module.
                     self.env[name] = moved if receiver.kind is not Kind.UNKNOWN or moved.place.known else receiver
+                    if self.func is not None and method != "cpu" and moved.place.on_accelerator and "." not in name:
+                        if name not in self.func.shadowed:
+                            self.solver.note_global_move(name, moved.place, expr, self.func.name)
                 return
             if method in ("append", "extend", "add", "insert") and expr.args:
                 name = dotted_name(receiver_expr)
