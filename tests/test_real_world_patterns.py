@@ -171,3 +171,26 @@ def test_outputs_of_an_opaque_model_fed_device_tensors_may_be_on_the_device() ->
         return outputs.logits.detach().numpy()
     """
     assert positions(source, ALL) == [("DL302", 6, 12)]
+
+
+def test_a_module_of_unknown_placement_called_with_cpu_inputs_is_not_a_mix() -> None:
+    # DDP(device_ids=[rank]) moves its inputs itself; and `.to(rank)` says nothing we can read.
+    source = """
+    import torch
+    import torch.nn as nn
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    class Toy(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = nn.Linear(10, 5)
+
+        def forward(self, x):
+            return self.net(x)
+
+    def demo(rank):
+        model = Toy().to(rank)
+        ddp = DDP(model, device_ids=[rank])
+        return ddp(torch.randn(20, 10))
+    """
+    assert positions(source, ALL) == []

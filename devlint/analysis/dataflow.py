@@ -237,7 +237,10 @@ class _Run:
                 self.env[name] = Value(Kind.INSTANCE, cls=func.cls.name if func.cls else "")
                 continue
             default = self._param_default(func, param)
-            fact = facts.get(name) if called else None
+            # forward()'s inputs are on the module's device wherever it is called from: a
+            # caller's own mix is checked at the call, against the module's placement.
+            is_forward = default.place == INPUT_DEVICE
+            fact = facts.get(name) if called and not is_forward else None
             if fact is not None and (fact.kind is not Kind.UNKNOWN or default.kind is Kind.UNKNOWN):
                 self.env[name] = fact
             else:
