@@ -194,3 +194,37 @@ def test_a_module_of_unknown_placement_called_with_cpu_inputs_is_not_a_mix() -> 
         return ddp(torch.randn(20, 10))
     """
     assert positions(source, ALL) == []
+
+
+def test_ddp_moves_its_inputs_itself() -> None:
+    source = """
+    import torch
+    import torch.nn as nn
+
+    def run(rank):
+        net = nn.parallel.DistributedDataParallel(nn.Linear(4, 4).cuda(rank), device_ids=[rank])
+        return net(torch.randn(8, 4))
+    """
+    assert positions(source, ALL) == []
+
+
+def test_classes_of_one_name_keep_their_own_attributes() -> None:
+    source = """
+    import torch
+    import torch.nn as nn
+
+    def make_plain():
+        class Net:
+            def __init__(self):
+                self.fc = nn.Linear(4, 4)
+        return Net()
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            return self.fc(x)
+    """
+    assert positions(source, ALL) == []

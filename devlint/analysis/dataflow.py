@@ -30,6 +30,7 @@ from devlint.analysis.tables import (
     PARAMETER_CLASSES,
     CROSS_DEVICE_METHODS,
     MODULE_WRAPPERS,
+    SCATTERING_WRAPPERS,
     DTYPES,
     MOVE_HELPER_WORDS,
     NON_TENSOR_METHODS,
@@ -148,8 +149,8 @@ class _Solver:
             for attr in attrs:
                 owners.setdefault(attr, []).append(cls_name)
         found: dict[str, Value] = {}
-        for cls_name, attrs in self._next_attrs.items():
-            info = self.program.classes.get(cls_name)
+        for cls_key, attrs in self._next_attrs.items():
+            info = self.program.by_key.get(cls_key)
             if info is None or not info.is_dataset:
                 continue
             for attr, value in attrs.items():
@@ -159,7 +160,7 @@ class _Solver:
                     found[attr] = Value(
                         Kind.TENSOR,
                         CPU,
-                        origin or Origin(node, f"kept by the dataset `{cls_name}`"),
+                        origin or Origin(node, f"kept by the dataset `{info.name}`"),
                     )
         return found
 
@@ -246,7 +247,7 @@ class _Run:
             else:
                 self.env[name] = default
         if func.cls is not None and func.self_param is not None and func.name != "__init__":
-            for attr, value in self.solver.self_attrs.get(func.cls.name, {}).items():
+            for attr, value in self.solver.self_attrs.get(func.cls.key, {}).items():
                 self.env.setdefault(f"{func.self_param}.{attr}", value)
 
     def _param_default(self, func: FunctionInfo, param: cst.Param) -> Value:
@@ -274,7 +275,7 @@ class _Run:
         if func.name == "__init__" and func.cls is not None and func.self_param is not None:
             prefix = f"{func.self_param}."
             attrs = {k[len(prefix):]: v for k, v in self.env.items() if k.startswith(prefix) and "." not in k[len(prefix):]}
-            self.solver._next_attrs[func.cls.name] = attrs
+            self.solver._next_attrs[func.cls.key] = attrs
         self._check_split_returns()
 
     def _check_split_returns(self) -> None:
@@ -669,7 +670,8 @@ class _Run:
         return F.UNKNOWN
 
     def _instance_attribute(self, base: Value, attr: str, node: cst.Attribute) -> Value:
-        attrs = self.solver.self_attrs.get(base.cls, {})
+        info = self.solver.program.classes.get(base.cls)
+        attrs = self.solver.self_attrs.get(info.key, {}) if info is not None else {}
         if attr in attrs:
             value = attrs[attr]
             if value.place == MODULE_DEVICE:
@@ -977,7 +979,11 @@ class _Run:
             return Value(Kind.DEVICE, Place(PlaceKind.DEVICE, "" if "if" in text else text))
         if qualified in MODULE_WRAPPERS:
             args = self._args(node)
-            return args[0][1] if args else F.UNKNOWN
+            if not args:
+                return F.UNKNOWN
+            leaf = qualified.rsplit(".", 1)[-1]
+            # DataParallel and DDP scatter their inputs onto the devices themselves.
+            return replace(args[0][1], cls=leaf) if leaf in SCATTERING_WRAPPERS else args[0][1]
         if qualified in LOADER_CLASSES or qualified.rsplit(".", 1)[-1] in settings.loaders:
             self._args(node)
             return Value(Kind.LOADER, elem=self._batch_value(self._loader_text(node), node))
@@ -1310,7 +1316,7 @@ class _Run:
             return self.call_local(node, forward, self._args(node), skip_self=True, receiver=None if func is not None and dotted_name(func) == (self.func.self_param if self.func else None) else callee)
         args = self._args(node)
         if callee.kind is Kind.MODULE or callee.kind is Kind.UNKNOWN and callee.place.known:
-            module = Operand(func, callee, "module") if callee.place.known else None
+            module = Operand(func, callee, "module") if callee.place.known and callee.cls not in SCATTERING_WRAPPERS else None
             result = self.combine(node, self._flat(args), module=module)
             if callee.place.known:
                 return Value(Kind.TENSOR, callee.place, callee.origin) if result.kind is not Kind.UNKNOWN or result.place.kind is PlaceKind.UNKNOWN else result

@@ -27,6 +27,7 @@ class ClassInfo:
     name: str
     node: cst.ClassDef
     bases: list[str]
+    key: str = ""  # unique in the file: test files often define several classes of one name
     methods: dict[str, "FunctionInfo"] = field(default_factory=dict)
     is_module: bool = False
     is_dataset: bool = False
@@ -59,6 +60,7 @@ class Program:
     classes: dict[str, ClassInfo]
     functions: list[FunctionInfo]  # definition order, parents before children
     top_level: dict[str, FunctionInfo]  # module-level functions by name
+    by_key: dict[str, ClassInfo] = field(default_factory=dict)  # every class, under its unique key
 
     @classmethod
     def of(cls, module: cst.Module, names: ImportTable, bindings: Callable[[cst.FunctionDef], frozenset[str]] = LocalBindings.of) -> "Program":
@@ -79,6 +81,8 @@ class Program:
             if isinstance(stmt, cst.ClassDef):
                 info = ClassInfo(stmt.name.value, stmt, [dotted_name(arg.value) or "" for arg in stmt.bases])
                 info.bases = [names.qualify(arg.value) or (dotted_name(arg.value) or "") for arg in stmt.bases]
+                info.key = info.name if info.name not in self.by_key else f"{info.name}@{len(self.by_key)}"
+                self.by_key[info.key] = info
                 self.classes.setdefault(info.name, info)
                 self._collect(_block(stmt.body), info, parent, names)
             elif isinstance(stmt, cst.FunctionDef):
@@ -103,7 +107,7 @@ class Program:
         changed = True
         while changed:
             changed = False
-            for info in self.classes.values():
+            for info in self.by_key.values():
                 module = any(base in _MODULE_BASES or base.startswith("torch.nn.") for base in info.bases) or any(
                     base in self.classes and self.classes[base].is_module for base in info.bases
                 )

@@ -112,3 +112,4 @@ MODULE_WRAPPERS = frozenset(
         "torch.nn.SyncBatchNorm.convert_sync_batchnorm",
     }
 )
+SCATTERING_WRAPPERS = frozenset({"DistributedDataParallel", "DataParallel", "FullyShardedDataParallel"})
