@@ -100,6 +100,7 @@ def check(
         return
     selected_rules(settings)  # fail early on a broken rule set, before any worker starts
     want_fixes = fix or diff
+    report_to_stderr = False
     if stdin_filename is not None:
         data = sys.stdin.buffer.read()
         results = [check_bytes(data, Path(stdin_filename), stdin_filename, settings, keep_source=want_fixes)]
@@ -120,7 +121,13 @@ def check(
         if diff:
             click.echo(outcome.diff, nl=False)
         elif stdin_filename is not None:
-            click.echo(outcome.stdin_text, nl=False)
+            # The editor takes standard output as the new buffer: only the source goes there,
+            # byte for byte when devlint could not read it, and the report goes to stderr.
+            source = results[0].source
+            sys.stdout.flush()
+            sys.stdout.buffer.write(data if source is None else source.encode(outcome.stdin_text))
+            sys.stdout.buffer.flush()
+            report_to_stderr = True
         findings = outcome.remaining
         if fix and not quiet:
             click.echo(f"Fixed {outcome.fixed} problem{'s' if outcome.fixed != 1 else ''}.", err=True)
@@ -131,7 +138,7 @@ def check(
     else:
         findings = sorted((f for result in results for f in result.findings), key=lambda f: f.sort_key)
 
-    _emit(findings, output_format, output_file, statistics, quiet, no_color)
+    _emit(findings, output_format, output_file, statistics, quiet, no_color, report_to_stderr)
     if any(f.code == "DL999" for f in findings):
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_CLEAN if exit_zero or not findings else EXIT_FINDINGS)
@@ -159,12 +166,19 @@ def _settings(config_path: Path | None, stdin_filename: str | None, targets: Seq
 
 
 def _emit(
-    findings: list[Finding], output_format: str, output_file: Path | None, statistics: bool, quiet: bool, no_color: bool
+    findings: list[Finding],
+    output_format: str,
+    output_file: Path | None,
+    statistics: bool,
+    quiet: bool,
+    no_color: bool,
+    to_stderr: bool = False,
 ) -> None:
     from devlint.reporters import REPORTERS
     from devlint.reporters.text import statistics as render_statistics
 
-    stream_is_tty = output_file is None and sys.stdout.isatty()
+    stream = sys.stderr if to_stderr else sys.stdout
+    stream_is_tty = output_file is None and stream.isatty()
     color = stream_is_tty and not no_color and not os.environ.get("NO_COLOR")
     if statistics and output_format == "text":
         rendered = render_statistics(findings, color)
@@ -178,7 +192,7 @@ def _emit(
         except OSError as error:
             _fail(f"cannot write {output_file}: {error.strerror}")
     else:
-        click.echo(rendered, nl=False)
+        click.echo(rendered, nl=False, err=to_stderr)
 
 
 @main.command()
