@@ -228,3 +228,21 @@ def test_classes_of_one_name_keep_their_own_attributes() -> None:
             return self.fc(x)
     """
     assert positions(source, ALL) == []
+
+
+def test_modules_passed_to_a_torch_function_are_not_operands() -> None:
+    source = """
+    import torch.nn as nn
+    from torch.nn.utils import parametrize
+
+    class L2Norm(nn.Module):
+        def forward(self, t):
+            return t / t.norm(dim=-1, keepdim=True)
+
+    class NormLinear(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.linear = nn.Linear(dim, dim)
+            parametrize.register_parametrization(self.linear, "weight", L2Norm())
+    """
+    assert positions(source, ALL) == []

@@ -1242,7 +1242,10 @@ def _mentions_size_of(node: cst.CSTNode, param: str) -> bool:
 
 
 def _placed(value: Value) -> bool:
-    return value.kind in (Kind.TENSOR, Kind.UNKNOWN, Kind.MODULE) and value.place.known
+    """A tensor (or maybe one) on a known device. Modules handed to a function as
+    arguments are not operands (`register_parametrization(self.linear, "weight", L2Norm())`);
+    a called module is checked as the call's own `module`."""
+    return value.kind in (Kind.TENSOR, Kind.UNKNOWN) and value.place.known
 
 
 def _suite(suite: cst.BaseSuite) -> list[cst.CSTNode]:
