@@ -246,3 +246,22 @@ def test_modules_passed_to_a_torch_function_are_not_operands() -> None:
             parametrize.register_parametrization(self.linear, "weight", L2Norm())
     """
     assert positions(source, ALL) == []
+
+
+def test_a_tensor_attribute_the_class_moves_itself_is_not_dl401() -> None:
+    # openai/CLIP's ResidualAttentionBlock moves its mask to the input's device on every call.
+    source = """
+    import torch
+    import torch.nn as nn
+
+    class Block(nn.Module):
+        def __init__(self, d, attn_mask: torch.Tensor = None):
+            super().__init__()
+            self.attn = nn.MultiheadAttention(d, 1)
+            self.attn_mask = torch.ones(4, 4) if attn_mask is None else attn_mask
+
+        def forward(self, x):
+            self.attn_mask = self.attn_mask.to(dtype=x.dtype, device=x.device)
+            return self.attn(x, x, x, attn_mask=self.attn_mask)[0]
+    """
+    assert positions(source, ALL) == []

@@ -20,7 +20,9 @@ from devlint.analysis.module_state import (
 )
 from devlint.finding import Edit, Fix
 from devlint.fixes import outer_span, replace_node, source_of
+from devlint.names import dotted_name
 from devlint.rule import Rule
+from devlint.tree import descendants
 
 
 class TensorAttribute(Rule):
@@ -34,7 +36,8 @@ class TensorAttribute(Rule):
     returns a plain tensor, so the "parameter" is neither registered nor moved.
 
     Only values known to be tensors are reported (torch factories and ops,
-    tensor methods, local functions and methods that return them).
+    tensor methods, local functions and methods that return them), and not
+    attributes a method moves itself (`self.mask = self.mask.to(x.device)`).
     """
 
     code = "DL401"
@@ -47,8 +50,9 @@ class TensorAttribute(Rule):
         if not index.moved_by_to(node):
             return
         state = index.class_state(node)
+        moved_by_hand = _moved_by_hand(node)
         for attr, attr_state in state.attrs.items():
-            if attr_state.registered:
+            if attr_state.registered or attr in moved_by_hand:
                 continue
             for assignment in attr_state.assignments:
                 if assignment.kind == TENSOR:
@@ -213,3 +217,18 @@ def _other_methods_assign_tensors(index: FileIndex, node: cst.ClassDef, state: C
                         return False
                 learn_locals(scope, small)
     return True
+
+
+def _moved_by_hand(node: cst.ClassDef) -> frozenset[str]:
+    """Attributes a method moves itself (`self.mask = self.mask.to(x.device)`, as CLIP does):
+    the class manages their device, so `model.to(device)` leaving them behind is no bug."""
+    moved: set[str] = set()
+    for child in descendants(node.body):
+        if type(child) is cst.Call and type(child.func) is cst.Attribute and child.func.attr.value in _MOVES:
+            receiver = dotted_name(child.func.value)
+            if receiver is not None and receiver.count(".") == 1 and receiver.startswith("self."):
+                moved.add(receiver.split(".", 1)[1])
+    return frozenset(moved)
+
+
+_MOVES = frozenset({"to", "cuda", "type_as"})
