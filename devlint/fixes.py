@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
-from devlint.analysis.torchnames import FACTORIES_WITHOUT_DEVICE_KW
+from devlint.analysis.torchnames import DTYPES, FACTORIES_WITHOUT_DEVICE_KW
 from devlint.finding import Edit, Fix
 
 from typing import TYPE_CHECKING
@@ -25,32 +25,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from devlint.context import FileContext
 
-# torch dtypes: `x.to(torch.float16)` converts, so keeping its result changes values.
-_DTYPES = frozenset(
-    f"torch.{name}"
-    for name in (
-        "float",
-        "float16",
-        "float32",
-        "float64",
-        "double",
-        "half",
-        "bfloat16",
-        "int",
-        "int8",
-        "int16",
-        "int32",
-        "int64",
-        "long",
-        "short",
-        "uint8",
-        "bool",
-        "complex64",
-        "complex128",
-        "cfloat",
-        "cdouble",
-    )
-)
 
 # Expressions after which `.attr` binds to the whole expression without parentheses.
 _POSTFIX_SAFE = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.List, cst.Dict, cst.Set, cst.SimpleString)
@@ -106,7 +80,7 @@ def assign_result(ctx: "FileContext", call: cst.Call, safe: bool = True) -> Fix 
             return None
         if arg.keyword is not None and arg.keyword.value == "dtype":
             safe = False
-        if arg.keyword is None and ctx.names.qualify(arg.value) in _DTYPES:
+        if arg.keyword is None and ctx.names.qualify(arg.value) in DTYPES:
             safe = False
     name = func.value.value
     start, _ = outer_span(ctx, call)

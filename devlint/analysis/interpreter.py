@@ -14,24 +14,25 @@ from devlint.analysis.events import Conflict, DiscardedMove, NumpyOnDevice, Oper
 from devlint.analysis.facts import CPU, INPUT_DEVICE, MODULE_DEVICE, Kind, Origin, Place, PlaceKind, Value
 from devlint.analysis.guards import device_type_of_string, string_value
 from devlint.analysis.program import ClassInfo, FunctionInfo
-from devlint.analysis.tables import (
-    CONFIG_NAMES,
+from devlint.analysis.naming import CONFIG_NAMES, MOVE_HELPER_WORDS, is_device_name, is_loader_name
+from devlint.analysis.torchnames import (
+    ACCELERATOR_TYPES,
     CPU_ARGUMENTS,
-    PARAMETER_CLASSES,
     CROSS_DEVICE_METHODS,
-    MODULE_WRAPPERS,
-    SCATTERING_WRAPPERS,
     DTYPES,
-    MOVE_HELPER_WORDS,
+    FACTORIES,
+    INPUT_FOLLOWING,
+    LOADER_CLASSES,
+    MEMORY_FORMATS,
+    MODULE_WRAPPERS,
     NON_TENSOR_METHODS,
     NUMPY_CONVERTERS,
     PARAMETER_FREE_MODULES,
-    SAME_PLACE_ATTRIBUTES,
+    REGISTERED_STATE_CLASSES,
+    SCATTERING_WRAPPERS,
     SHAPE_ONLY_METHODS,
-    is_device_name,
-    is_loader_name,
+    TENSOR_ATTRIBUTES,
 )
-from devlint.analysis.torchnames import ACCELERATOR_TYPES, FACTORIES, INPUT_FOLLOWING, LOADER_CLASSES
 from devlint.names import dotted_name
 from devlint.tree import descendants
 
@@ -273,7 +274,7 @@ class FunctionRun:
 
     def _module_attribute(self, value: Value, source: cst.CSTNode) -> Value:
         """What `self.x = value` means inside a Module: submodules and parameters follow the module."""
-        if isinstance(source, cst.Call) and self.qualify(source.func) in PARAMETER_CLASSES:
+        if isinstance(source, cst.Call) and self.qualify(source.func) in REGISTERED_STATE_CLASSES:
             return Value(Kind.TENSOR, MODULE_DEVICE)
         if value.kind is Kind.MODULE or value.kind is Kind.INSTANCE and value.cls in self.solver.program.classes and self.solver.program.classes[value.cls].is_module:
             return replace(value, kind=Kind.MODULE, place=MODULE_DEVICE, origin=None)
@@ -493,7 +494,7 @@ class FunctionRun:
                 return known
             qualified = self.qualify(node)
             if qualified is not None:
-                return Value(Kind.SCALAR) if qualified in DTYPES else F.UNKNOWN
+                return Value(Kind.SCALAR) if qualified in DTYPES or qualified in MEMORY_FORMATS else F.UNKNOWN
         base = self.eval(node.value)
         attr = node.attr.value
         if attr == "device":
@@ -506,7 +507,7 @@ class FunctionRun:
         if base.weak and base.place.on_accelerator and attr not in ("shape", "dtype", "ndim"):
             return Value(Kind.UNKNOWN, base.place, base.origin, weak=True)  # outputs.logits
         if base.kind is Kind.TENSOR:
-            if attr in SAME_PLACE_ATTRIBUTES:
+            if attr in TENSOR_ATTRIBUTES:
                 return base.at(base.place)
             return F.SCALAR if attr in ("shape", "ndim", "dtype", "is_cuda", "requires_grad") else F.UNKNOWN
         if base.kind in (Kind.MODULE, Kind.INSTANCE) and base.place.on_accelerator and base.kind is Kind.MODULE:
@@ -1152,7 +1153,7 @@ class FunctionRun:
             return value.place
         if value.kind is Kind.TENSOR:
             return value.place
-        if self.qualify(expr) in DTYPES if isinstance(expr, (cst.Name, cst.Attribute)) else False:
+        if self.qualify(expr) in DTYPES | MEMORY_FORMATS if isinstance(expr, (cst.Name, cst.Attribute)) else False:
             return receiver.place
         text = dotted_name(expr)
         if text is not None and is_device_name(text.rsplit(".", 1)[-1], self.solver.settings):

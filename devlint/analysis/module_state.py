@@ -20,7 +20,14 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from devlint.analysis.torchnames import FACTORIES
+from devlint.analysis.torchnames import (
+    BUFFER_CLASSES,
+    FACTORIES,
+    MODULE_BASES,
+    PARAMETER_CLASSES,
+    PARAMETER_FREE_MODULES,
+    TENSOR_ATTRIBUTES,
+)
 
 if TYPE_CHECKING:
     from devlint.context import FileContext
@@ -40,39 +47,8 @@ INSTANCE = "instance:"  # prefix: an instance of a class defined in this file
 TENSORISH = frozenset({TENSOR, PARAMETER, BUFFER})
 CONTAINERS = frozenset({MODULES_LIST, MODULES_DICT})
 
-_MODULE_BASES = frozenset(
-    {
-        "torch.nn.Module",
-        "torch.nn.modules.module.Module",
-        "pytorch_lightning.LightningModule",
-        "pytorch_lightning.core.LightningModule",
-        "lightning.LightningModule",
-        "lightning.pytorch.LightningModule",
-        "transformers.PreTrainedModel",
-        "transformers.modeling_utils.PreTrainedModel",
-    }
-)
-_PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
-_BUFFER_CLASSES = frozenset({"torch.nn.Buffer", "torch.nn.parameter.Buffer"})
 _NOT_MODULES = frozenset({"Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"})
 
-# torch.nn classes that own no parameters and no buffers: where they sit does not matter to `.to()`.
-_STATELESS = frozenset(
-    {
-        "Identity", "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid",
-        "Tanh", "Softmax", "Softmax2d", "Softmin", "LogSoftmax", "Softplus", "Softsign", "Hardtanh",
-        "Hardswish", "Hardsigmoid", "Tanhshrink", "Softshrink", "Hardshrink", "Threshold", "LogSigmoid", "GLU",
-        "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout", "Flatten",
-        "Unflatten", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
-        "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
-        "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
-        "FractionalMaxPool2d", "FractionalMaxPool3d", "Upsample", "UpsamplingNearest2d",
-        "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle", "ChannelShuffle", "ZeroPad1d", "ZeroPad2d",
-        "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d",
-        "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d",
-        "CircularPad2d", "CircularPad3d", "CosineSimilarity", "PairwiseDistance", "Fold", "Unfold",
-    }
-)  # fmt: skip
 # Losses whose first positional argument is a class-weight tensor (kept as a buffer).
 _WEIGHT_FIRST_LOSSES = frozenset(
     {"CrossEntropyLoss", "NLLLoss", "NLLLoss2d", "BCELoss", "BCEWithLogitsLoss", "MultiLabelSoftMarginLoss"}
@@ -107,7 +83,6 @@ _NON_TENSOR_METHODS = frozenset(
         "slogdet", "lu", "nonzero_static", "dim_order", "__len__", "__iter__", "apply_", "map_", "share_memory_",
     }
 )  # fmt: skip
-_TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "data", "real", "imag", "grad"})
 # `.to()` & co. on a Parameter return a new plain tensor whenever they convert anything.
 PARAMETER_CONVERSIONS = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16"})
 _CONTAINER_FILLS = frozenset({"append", "extend", "insert", "update", "setdefault"})
@@ -244,7 +219,7 @@ class Scope:
             attr = self.self_attribute(expr)
             if attr is not None:
                 return self.self_attrs.get(attr)
-            if expr.attr.value in _TENSOR_ATTRIBUTES and self.kind(expr.value) in TENSORISH:
+            if expr.attr.value in TENSOR_ATTRIBUTES and self.kind(expr.value) in TENSORISH:
                 return TENSOR
             return None
         if isinstance(expr, cst.Subscript):
@@ -337,9 +312,9 @@ class Scope:
         return None
 
     def _torch_call_kind(self, qualified: str, call: cst.Call) -> str | None:
-        if qualified in _PARAMETER_CLASSES:
+        if qualified in PARAMETER_CLASSES:
             return PARAMETER
-        if qualified in _BUFFER_CLASSES:
+        if qualified in BUFFER_CLASSES:
             return BUFFER
         parts = qualified.split(".")
         if parts[0] != "torch":
@@ -358,7 +333,7 @@ class Scope:
 
 
 def _nn_module_kind(name: str, call: cst.Call) -> str:
-    if name in _STATELESS:
+    if name in PARAMETER_FREE_MODULES:
         return STATELESS
     if name.endswith("Loss") or name == "NLLLoss2d":
         weighted = any(arg.keyword is not None and arg.keyword.value in _WEIGHT_KEYWORDS for arg in call.args)
@@ -435,7 +410,7 @@ class FileIndex:
             qualified = self.ctx.names.qualify(base.value)
             if qualified is not None:
                 parts = qualified.split(".")
-                if qualified in _MODULE_BASES:
+                if qualified in MODULE_BASES:
                     return True
                 if len(parts) == 3 and parts[:2] == ["torch", "nn"] and parts[2][:1].isupper() and parts[2] not in _NOT_MODULES:
                     return True

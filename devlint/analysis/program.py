@@ -7,19 +7,9 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from devlint.analysis.torchnames import DATASET_BASES, MODULE_BASES
 from devlint.names import ImportTable, LocalBindings, dotted_name
 
-_MODULE_BASES = frozenset(
-    {
-        "torch.nn.Module",
-        "torch.nn.modules.module.Module",
-        "pytorch_lightning.LightningModule",
-        "lightning.LightningModule",
-        "lightning.pytorch.LightningModule",
-        "pytorch_lightning.core.LightningModule",
-    }
-)
-_DATASET_BASES = frozenset({"torch.utils.data.Dataset", "torch.utils.data.dataset.Dataset", "torch.utils.data.IterableDataset"})
 
 
 @dataclass
@@ -108,14 +98,14 @@ class Program:
         while changed:
             changed = False
             for info in self.by_key.values():
-                module = any(base in _MODULE_BASES or base.startswith("torch.nn.") for base in info.bases) or any(
+                module = any(base in MODULE_BASES or base.startswith("torch.nn.") for base in info.bases) or any(
                     base in self.classes and self.classes[base].is_module for base in info.bases
                 )
                 lightning = any("LightningModule" in base for base in info.bases) or any(
                     base in self.classes and self.classes[base].is_lightning for base in info.bases
                 )
                 dataset = (
-                    any(base in _DATASET_BASES for base in info.bases)
+                    any(base in DATASET_BASES for base in info.bases)
                     or info.name.endswith("Dataset")
                     or any(base in self.classes and self.classes[base].is_dataset for base in info.bases)
                 )

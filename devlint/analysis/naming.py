@@ -1,0 +1,37 @@
+"""How code names its devices, loaders and helpers: the heuristics the device analysis reads names with."""
+
+from __future__ import annotations
+
+import re
+
+from devlint.config import Settings
+
+# Call names that move their argument to a device they are given.
+MOVE_HELPER_WORDS = ("to_device", "send_to_device", "move_to", "to_cuda", "to_gpu", "todevice", "batch_to")
+
+_DEVICE_NAME = re.compile(r"^(device|dev|[a-z0-9_]*_device|device_[0-9]+|torch_device|target_device)$")
+_NOT_DEVICE = frozenset({"num_device", "n_device", "use_device", "device_type", "device_count", "device_name", "device_ids"})
+_LOADER_NAME = re.compile(r"(loader|dataloader|_iter$|^iterator$|_iterator$|batches$)", re.IGNORECASE)
+
+
+def is_device_name(name: str, settings: Settings) -> bool:
+    """`device`, `self.device`'s leaf, `args.device`, `target_device`, or a configured name."""
+    if name in settings.device_variables:
+        return True
+    lowered = name.lower()
+    if "dev" not in lowered:
+        return False
+    return lowered not in _NOT_DEVICE and _DEVICE_NAME.match(lowered) is not None
+
+
+def is_loader_name(name: str, settings: Settings) -> bool:
+    if name in settings.loaders:
+        return True
+    lowered = name.lower()
+    if not any(word in lowered for word in ("load", "iter", "batches")):
+        return False
+    return _LOADER_NAME.search(name) is not None
+
+
+# Parameter names of configuration objects: `cfg.device` is the run-time device, not a tensor's.
+CONFIG_NAMES = frozenset({"cfg", "config", "args", "opt", "opts", "options", "hparams", "hp", "conf", "settings", "params", "flags"})
