@@ -88,6 +88,9 @@ class FileContext:
     def code_range(self, node: cst.CSTNode) -> CodeRange:
         return self._positions[node]
 
+    def line_of(self, node: cst.CSTNode) -> int:
+        return self._positions[node].start.line
+
     @cached_property
     def _positions(self) -> dict[cst.CSTNode, CodeRange]:
         wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)

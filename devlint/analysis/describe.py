@@ -8,7 +8,6 @@ import libcst as cst
 
 from devlint.analysis.events import Operand
 from devlint.analysis.facts import Kind, Place, PlaceKind
-from devlint.names import dotted_name
 
 LineOf = Callable[[cst.CSTNode], int]
 
@@ -37,20 +36,3 @@ def device_expression(place: Place) -> str:
     if place.kind is PlaceKind.ACCEL and place.name:
         return f'"{place.name}"'
     return "device"
-
-
-def size_source(factory: cst.CSTNode) -> str | None:
-    """`X` for `torch.zeros(X.shape[0], n)`: the tensor whose device the new one should share."""
-    stack = [factory]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Attribute) and node.attr.value in ("shape", "size"):
-            name = dotted_name(node.value)
-            if name is not None:
-                return name
-        if isinstance(node, cst.Call) and dotted_name(node.func) == "len" and node.args:
-            name = dotted_name(node.args[0].value)
-            if name is not None:
-                return name
-        stack.extend(reversed(node.children))
-    return None

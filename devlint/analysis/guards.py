@@ -66,7 +66,7 @@ class AcceleratorGuards:
 
     # -- what counts as a guard --------------------------------------------
     def mentions_accelerator_check(self, expr: cst.BaseExpression) -> bool:
-        for node in _walk(expr):
+        for node in descendants(expr):
             kind = type(node)
             if kind is cst.Call and self.ctx.qualify(node.func) in AVAILABILITY_CALLS:  # type: ignore[attr-defined]
                 return True
@@ -227,7 +227,3 @@ def _exits(block: cst.BaseSuite) -> bool:
             name = dotted_name(small.value.func) or ""
             return name in {"sys.exit", "exit", "quit", "os._exit", "pytest.skip", "unittest.SkipTest"}
     return False
-
-
-def _walk(expr: cst.CSTNode):
-    return descendants(expr)

@@ -14,6 +14,7 @@ from devlint.analysis.events import Conflict, DiscardedMove, NumpyOnDevice, Oper
 from devlint.analysis.facts import CPU, INPUT_DEVICE, MODULE_DEVICE, Kind, Origin, Place, PlaceKind, Value
 from devlint.analysis.guards import device_type_of_string, string_value
 from devlint.analysis.program import ClassInfo, FunctionInfo
+from devlint.analysis.shapes import size_sources
 from devlint.analysis.naming import CONFIG_NAMES, MOVE_HELPER_WORDS, is_device_name, is_loader_name
 from devlint.analysis.torchnames import (
     ACCELERATOR_TYPES,
@@ -138,7 +139,7 @@ class FunctionRun:
             for other_node, other in follows:
                 param = other.place.name
                 assert cpu_value.origin is not None
-                if _mentions_size_of(cpu_value.origin.node, param):
+                if param in size_sources(cpu_value.origin.node):
                     self.solver.record(
                         self.key,
                         cpu_value.origin.node,
@@ -1230,16 +1231,6 @@ def _unwrap(value: Value) -> Value:
     if value.kind is Kind.INSTANCE and value.elem is not None:
         return value.elem
     return value
-
-
-def _mentions_size_of(node: cst.CSTNode, param: str) -> bool:
-    """Does a factory call take its size from `param` (`param.shape[1]`, `param.size(0)`, `len(param)`)?"""
-    for child in _walk(node):
-        if isinstance(child, cst.Attribute) and child.attr.value in ("shape", "size") and dotted_name(child.value) == param:
-            return True
-        if isinstance(child, cst.Call) and dotted_name(child.func) == "len" and child.args and dotted_name(child.args[0].value) == param:
-            return True
-    return False
 
 
 def _placed(value: Value) -> bool:

@@ -33,9 +33,6 @@ class UnmovedBatch(Rule):
             lives = "lives" if device.role == "module" or device.value.kind.value == "module" else "is"
             self.report(
                 conflict.node,
-                f"`{name}` {batch.what} (line {self._line(batch.node)}) on the CPU, but `{code(module, device.expr)}` "
-                f"{lives} {where(device, self._line)}: move it first with `{name} = {name}.to({target})`",
+                f"`{name}` {batch.what} (line {self.ctx.line_of(batch.node)}) on the CPU, but `{code(module, device.expr)}` "
+                f"{lives} {where(device, self.ctx.line_of)}: move it first with `{name} = {name}.to({target})`",
             )
-
-    def _line(self, node: cst.CSTNode) -> int:
-        return self.ctx.code_range(node).start.line

@@ -36,10 +36,7 @@ class MixedDevices(Rule):
             target = device_expression(device.value.place)
             self.report(
                 conflict.node,
-                f"`{code(module, conflict.node, 50)}` mixes devices: `{code(module, cpu.expr)}` is {where(cpu, self._line)}, "
-                f"but `{code(module, device.expr)}` is {where(device, self._line)}; put both on one device "
+                f"`{code(module, conflict.node, 50)}` mixes devices: `{code(module, cpu.expr)}` is {where(cpu, self.ctx.line_of)}, "
+                f"but `{code(module, device.expr)}` is {where(device, self.ctx.line_of)}; put both on one device "
                 f"(`.to({target})`, or create it with `device={target}`)",
             )
-
-    def _line(self, node: cst.CSTNode) -> int:
-        return self.ctx.code_range(node).start.line

@@ -28,12 +28,9 @@ class NumpyOnDevice(Rule):
             fix = None
             if event.tensor.value.kind.value == "seq":
                 advice = "convert each tensor with `.item()` (or `.cpu()`) before collecting it"
-                what = f"`{tensor}`, which {where(event.tensor, self._line)}"
+                what = f"`{tensor}`, which {where(event.tensor, self.ctx.line_of)}"
             else:
                 advice = f"convert with `{tensor}.cpu()` first (or `.item()` for a number)"
-                what = f"`{tensor}`, which is {where(event.tensor, self._line)}"
+                what = f"`{tensor}`, which is {where(event.tensor, self.ctx.line_of)}"
                 fix = cpu_before_numpy(self.ctx, event.node) if event.via == ".numpy()" else append_cpu(self.ctx, event.tensor.expr)
             self.report(event.node, f"`{event.via}` on {what}: numpy cannot read accelerator memory; {advice}", fix)
-
-    def _line(self, node: cst.CSTNode) -> int:
-        return self.ctx.code_range(node).start.line

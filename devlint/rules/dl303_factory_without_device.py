@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devlint.analysis.describe import code, size_source
+from devlint.analysis.describe import code
+from devlint.analysis.shapes import size_sources
 from devlint.fixes import add_device_keyword
 from devlint.rule import Rule
 from devlint.rules.dl301_mixed_devices import claimed_by_factory_rule
@@ -39,7 +40,7 @@ class FactoryWithoutDevice(Rule):
                 continue
             reported.add(id(origin.node))
             other = code(module, conflict.device.expr)
-            source = size_source(origin.node)
+            source = next(iter(size_sources(origin.node)), None)
             if source is not None:
                 advice = f"create it with `device={source}.device`"
             elif _plain(other):
@@ -49,7 +50,7 @@ class FactoryWithoutDevice(Rule):
             self.report(
                 origin.node,
                 f"`{code(module, origin.node)}` creates a CPU tensor (no `device=`) that meets `{other}` on the model's "
-                f"device at line {self._line(conflict.node)}: {advice}",
+                f"device at line {self.ctx.line_of(conflict.node)}: {advice}",
                 _fix(self.ctx, origin.node, source),
             )
         for split in analysis.split_returns:
@@ -65,8 +66,6 @@ class FactoryWithoutDevice(Rule):
                 _fix(self.ctx, node_, param),
             )
 
-    def _line(self, node: cst.CSTNode) -> int:
-        return self.ctx.code_range(node).start.line
 
 
 def _plain(expression: str) -> str | None:
