@@ -7,11 +7,12 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange
 
 from devlint.config import Settings
 from devlint.finding import Finding, Fix, Position
 from devlint.names import BindingsCache, ImportTable
+from devlint.positions import Positions
 
 if TYPE_CHECKING:
     from devlint.analysis.dataflow import DeviceAnalysis
@@ -29,8 +30,8 @@ class _Pending:
 class FileContext:
     """One file's parsed module, its import table and the shared device analysis.
 
-    Positions are resolved only for files that have findings: libcst computes
-    them with a full code-generation pass, wasted on the clean majority.
+    Positions are resolved only for files that have findings: they take a
+    full code-generation pass, wasted on the clean majority.
     """
 
     def __init__(self, path: str, text: str, module: cst.Module, settings: Settings) -> None:
@@ -82,35 +83,22 @@ class FileContext:
 
     def offsets(self, node: cst.CSTNode) -> tuple[int, int]:
         """Character offsets of a node in the file's text (for fixes)."""
-        rng = self._positions[node]
-        return self._offset(rng.start.line, rng.start.column), self._offset(rng.end.line, rng.end.column)
+        return self._positions.offsets(node)
 
     def code_range(self, node: cst.CSTNode) -> CodeRange:
-        return self._positions[node]
+        return self._positions.range(node)
 
     def line_of(self, node: cst.CSTNode) -> int:
-        return self._positions[node].start.line
+        return self._positions.range(node).start.line
 
     @cached_property
-    def _positions(self) -> dict[cst.CSTNode, CodeRange]:
-        wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
-        return dict(wrapper.resolve(PositionProvider))
-
-    @cached_property
-    def _line_starts(self) -> list[int]:
-        starts = [0]
-        for index, char in enumerate(self.text):
-            if char == "\n":
-                starts.append(index + 1)
-        return starts
-
-    def _offset(self, line: int, column: int) -> int:
-        return self._line_starts[line - 1] + column
+    def _positions(self) -> Positions:
+        return Positions(self.module, self.text)
 
     def findings(self) -> list[Finding]:
         out = []
         for pending in self._pending:
-            rng = self._positions[pending.node]
+            rng = self._positions.range(pending.node)
             out.append(
                 Finding(
                     code=pending.code,
