@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -17,6 +18,9 @@ from devlint.positions import Positions
 if TYPE_CHECKING:
     from devlint.analysis.dataflow import DeviceAnalysis
     from devlint.analysis.guards import AcceleratorGuards
+
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -44,6 +48,7 @@ class FileContext:
         # Functions being walked; their local names are computed only when a rule asks.
         self._scopes: list[cst.FunctionDef | cst.Lambda] = []
         self._pending: list[_Pending] = []
+        self._shared: dict[Callable[..., Any], Any] = {}
 
     # -- names -------------------------------------------------------------
     def qualify(self, node: cst.BaseExpression) -> str | None:
@@ -59,6 +64,17 @@ class FileContext:
         self._scopes.pop()
 
     # -- shared analyses ---------------------------------------------------
+    def shared(self, build: "Callable[[FileContext], T]") -> T:
+        """`build(self)`, made once per file on first use and shared by every rule that asks.
+
+        Kept on the context, not in a module-level table, so that it goes with the file.
+        """
+        try:
+            return self._shared[build]  # type: ignore[no-any-return]
+        except KeyError:
+            value = self._shared[build] = build(self)
+            return value
+
     @cached_property
     def devices(self) -> "DeviceAnalysis":
         from devlint.analysis.dataflow import DeviceAnalysis

@@ -5,9 +5,11 @@ The engine knows rules only through their metadata and their visit methods.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -157,12 +159,31 @@ def check_bytes(
     if skips_file(source.text):
         return result
     try:
-        result.findings = check_text(display, source, settings, rule_types)
+        with _collector_paused():
+            result.findings = check_text(display, source, settings, rule_types)
     except RecursionError:
         result.findings = [_input_error(display, "too deeply nested to analyse")]
     except Exception as error:  # noqa: BLE001 - one bad file must not stop the run
         result.findings = [_internal_error(display, error)]
     return _filtered(result, enabled, settings, path, source.text)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection while one file is checked; one pass after it.
+
+    A parse allocates hundreds of thousands of nodes, and each young-generation
+    pass the allocations trigger walks every node still alive: a third of the
+    parse time went there. The tree is freed by reference counting; what few
+    cycles the analysis makes are collected by the first pass after the file.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _filtered(result: FileResult, enabled: frozenset[str], settings: Settings, path: Path, text: str | None) -> FileResult:

@@ -12,7 +12,6 @@ already works and only the broken case changes.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterator, Sequence
 
 import libcst as cst
@@ -190,16 +189,14 @@ class _Parents(cst.CSTVisitor):
         self._stack.pop()
 
 
-_PARENTS: "weakref.WeakKeyDictionary[FileContext, dict[cst.CSTNode, cst.CSTNode]]" = weakref.WeakKeyDictionary()
+def _parent_table(ctx: "FileContext") -> dict[cst.CSTNode, cst.CSTNode]:
+    visitor = _Parents()
+    ctx.module.visit(visitor)
+    return visitor.parent
 
 
 def _parents(ctx: "FileContext") -> dict[cst.CSTNode, cst.CSTNode]:
-    table = _PARENTS.get(ctx)
-    if table is None:
-        visitor = _Parents()
-        ctx.module.visit(visitor)
-        table = _PARENTS[ctx] = visitor.parent
-    return table
+    return ctx.shared(_parent_table)
 
 
 def enclosing_functions(ctx: "FileContext", node: cst.CSTNode) -> Iterator[cst.FunctionDef]:

@@ -13,7 +13,6 @@ else is unknown, and unknown is never a finding.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -811,12 +810,6 @@ def _registered_names(scope: Scope, func: cst.FunctionDef) -> tuple[set[str], se
     return names, assigned
 
 
-_INDEXES: "weakref.WeakKeyDictionary[FileContext, FileIndex]" = weakref.WeakKeyDictionary()
-
-
 def file_index(ctx: "FileContext") -> FileIndex:
     """One index per checked file, shared by the module-state rules."""
-    index = _INDEXES.get(ctx)
-    if index is None:
-        index = _INDEXES[ctx] = FileIndex(ctx)
-    return index
+    return ctx.shared(FileIndex)
