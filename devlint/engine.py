@@ -20,6 +20,7 @@ import libcst as cst
 
 from devlint.config import Settings, enabled_codes, ignored_for_file, selector_match
 from devlint.context import FileContext
+from devlint.elision import elide_data_tables
 from devlint.finding import Finding, Position
 from devlint.rule import Rule
 from devlint.rules import ENGINE_CODES, all_rules
@@ -110,8 +111,14 @@ def check_text(path: str, source: SourceText, settings: Settings, rule_types: Se
         refusal = verdict.too_deep
     if refusal is not None:
         return [_input_error(path, str(refusal), refusal.line, refusal.column)]
+    parsed_text = text if verdict is None or verdict.tree is None else elide_data_tables(text, verdict.tree)
     try:
-        module = cst.parse_module(text)
+        try:
+            module = cst.parse_module(parsed_text)
+        except cst.ParserSyntaxError:
+            if parsed_text is text:
+                raise
+            module = cst.parse_module(text)  # never seen: the elided text is valid wherever the text is
     except cst.ParserSyntaxError as error:
         # CPython's message and position are the precise ones; libcst's stand
         # alone only for code CPython accepts (newer syntax than this Python).

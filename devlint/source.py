@@ -81,6 +81,7 @@ class PythonVerdict:
 
     too_deep: UnreadableSource | None = None  # do not hand this text to libcst
     syntax_error: UnreadableSource | None = None  # CPython's message, if libcst agrees it is broken
+    tree: ast.Module | None = None  # CPython's syntax tree, when it parsed
 
 
 def python_verdict(text: str) -> PythonVerdict:
@@ -93,7 +94,7 @@ def python_verdict(text: str) -> PythonVerdict:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escapes and the like are not ours to report
-            compile(text, "<devlint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+            tree = compile(text, "<devlint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except (RecursionError, MemoryError) as error:
         detail = str(error) or "parser stack overflow"
         return PythonVerdict(too_deep=UnreadableSource(f"too deeply nested to analyse ({detail})"))
@@ -109,7 +110,7 @@ def python_verdict(text: str) -> PythonVerdict:
     finally:
         if previous is not None:
             sys.setrecursionlimit(previous)
-    return PythonVerdict()
+    return PythonVerdict(tree=tree)
 
 
 def libcst_syntax_message(message: str) -> str:
