@@ -44,7 +44,7 @@ class FileContext:
         self.module = module
         self.settings = settings
         self.names = ImportTable.of(module)
-        self.local_bindings = BindingsCache()
+        self.local_bindings = BindingsCache(walrus=":=" in text)
         # Functions being walked; their local names are computed only when a rule asks.
         self._scopes: list[cst.FunctionDef | cst.Lambda] = []
         self._pending: list[_Pending] = []

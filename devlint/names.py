@@ -126,6 +126,16 @@ def _bind_target(target: cst.BaseExpression, names: set[str]) -> None:
         _bind_target(target.value, names)
 
 
+_EXPRESSION_TYPES: dict[type, bool] = {}
+
+
+def _is_expression(kind: type) -> bool:
+    answer = _EXPRESSION_TYPES.get(kind)
+    if answer is None:
+        answer = _EXPRESSION_TYPES[kind] = issubclass(kind, cst.BaseExpression)
+    return answer
+
+
 class LocalBindings:
     """Names a function binds itself (parameters, assignments, loop targets...).
 
@@ -133,7 +143,9 @@ class LocalBindings:
     """
 
     @staticmethod
-    def of(func: cst.FunctionDef | cst.Lambda) -> frozenset[str]:
+    def of(func: cst.FunctionDef | cst.Lambda, walrus: bool = True) -> frozenset[str]:
+        """`walrus=False` promises the file has no `:=`: expressions then bind nothing
+        and are not entered, which is most of a function's nodes."""
         from devlint.tree import descendants
 
         names: set[str] = set()
@@ -148,7 +160,11 @@ class LocalBindings:
             return frozenset(names)
         scopes = {cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.Import, cst.ImportFrom}
         # Exact type checks: isinstance against libcst's classes goes through ABCMeta.
-        for node in descendants(func.body, enter=lambda n: type(n) not in scopes):
+        def enter(node: cst.CSTNode) -> bool:
+            kind = type(node)
+            return kind not in scopes and (walrus or not _is_expression(kind))
+
+        for node in descendants(func.body, enter=enter):
             kind = type(node)
             if kind is cst.AssignTarget:
                 _bind_target(node.target, names)
@@ -173,13 +189,14 @@ class BindingsCache:
     """Each function's local bindings, computed once per file: the engine's walk and the
     device analysis both ask. Per file, so no tree outlives its file in a worker."""
 
-    def __init__(self) -> None:
+    def __init__(self, walrus: bool = True) -> None:
         self._by_id: dict[int, tuple[cst.CSTNode, frozenset[str]]] = {}
+        self._walrus = walrus  # False: the file has no `:=`
 
     def __call__(self, func: cst.FunctionDef | cst.Lambda) -> frozenset[str]:
         hit = self._by_id.get(id(func))
         if hit is not None and hit[0] is func:
             return hit[1]
-        names = LocalBindings.of(func)
+        names = LocalBindings.of(func, self._walrus)
         self._by_id[id(func)] = (func, names)
         return names

@@ -109,3 +109,58 @@ def test_torch_cuda_module_is_not_a_cuda_call() -> None:
         cuda.manual_seed_all(0)
         """
     ) == []
+
+
+def test_local_bindings_without_walrus_skip_expressions_but_bind_the_same() -> None:
+    from pathlib import Path
+
+    import libcst as cst
+
+    from devlint.names import LocalBindings
+    from devlint.tree import descendants
+
+    body = '''
+def f(a, *args, b=1, **kw):
+    x = y = 1
+    (p, [q, *r]) = a
+    s: int = 2
+    t: int
+    u += 1
+    for i, j in a:
+        with open(a) as (fh, gh):
+            pass
+    try:
+        pass
+    except E as err:
+        pass
+    def inner(z): w = 1
+    class K: v = 1
+    global g
+    g = 1
+    import torch
+    lam = lambda m: m
+    comp = [n for n in a]
+'''
+    functions = [cst.parse_module(body)]
+    functions += [cst.parse_module(p.read_text()) for p in sorted((Path(__file__).parent.parent / "fixtures").glob("*.py"))]
+    checked = 0
+    for module in functions:
+        for node in descendants(module):
+            if isinstance(node, cst.FunctionDef):
+                assert LocalBindings.of(node, walrus=False) == LocalBindings.of(node)
+                checked += 1
+    assert checked > 20
+    first = next(n for n in descendants(functions[0]) if isinstance(n, cst.FunctionDef))
+    assert LocalBindings.of(first, walrus=False) == {
+        "a", "args", "b", "kw", "x", "y", "p", "q", "r", "s", "u", "i", "j", "fh", "gh", "err", "inner", "K", "lam", "comp",
+    }
+
+
+def test_walrus_binds_in_the_enclosing_function() -> None:
+    import libcst as cst
+
+    from devlint.names import LocalBindings
+
+    func = cst.parse_module("def f(a):\n    if (n := len(a)) > 1:\n        print([m := x for x in a])\n").body[0]
+    assert isinstance(func, cst.FunctionDef)
+    assert LocalBindings.of(func) == {"a", "n", "m"}

@@ -101,6 +101,7 @@ INPUT_FOLLOWING = frozenset({"torch.normal", "torch.bernoulli", "torch.poisson",
 
 # torch.load and its aliases.
 LOAD_FUNCTIONS = frozenset({"torch.load", "torch.serialization.load"})
+SAVE_FUNCTIONS = frozenset({"torch.save", "torch.serialization.save"})
 
 # Loaders: iterating them yields CPU batches.
 LOADER_CLASSES = frozenset(

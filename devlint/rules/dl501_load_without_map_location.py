@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devlint.analysis.torchnames import LOAD_FUNCTIONS
+from devlint.analysis.torchnames import LOAD_FUNCTIONS, SAVE_FUNCTIONS
 from devlint.names import dotted_name
+from devlint.tree import descendants
 from devlint.fixes import add_map_location
 from devlint.rule import Rule
 
@@ -49,9 +50,7 @@ class LoadWithoutMapLocation(Rule):
     def _saved_paths(self) -> set[str]:
         """Path expressions this file hands to torch.save (resolved through `with open`)."""
         if self._saved is None:
-            finder = _SaveFinder(self)
-            self.ctx.module.visit(finder)
-            self._saved = finder.paths
+            self._saved = _saved_paths_in(self)
         return self._saved
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -75,22 +74,18 @@ class LoadWithoutMapLocation(Rule):
         )
 
 
-class _SaveFinder(cst.CSTVisitor):
-    def __init__(self, rule: LoadWithoutMapLocation) -> None:
-        super().__init__()
-        self.rule = rule
-        self.opened: dict[str, str] = {}
-        self.paths: set[str] = set()
-
-    def visit_WithItem(self, node: cst.WithItem) -> None:
-        call = node.item
-        if node.asname is not None and isinstance(call, cst.Call) and dotted_name(call.func) == "open" and call.args:
-            target = dotted_name(node.asname.name)  # type: ignore[arg-type]
-            if target is not None:
-                self.opened[target] = " ".join(self.rule.ctx.module.code_for_node(call.args[0].value).split())
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if self.rule.ctx.names.qualify(node.func) in ("torch.save", "torch.serialization.save") and len(node.args) >= 2:
+def _saved_paths_in(rule: LoadWithoutMapLocation) -> set[str]:
+    opened: dict[str, str] = {}
+    paths: set[str] = set()
+    for node in descendants(rule.ctx.module):
+        if type(node) is cst.WithItem:
+            call = node.item
+            if node.asname is not None and isinstance(call, cst.Call) and dotted_name(call.func) == "open" and call.args:
+                target = dotted_name(node.asname.name)  # type: ignore[arg-type]
+                if target is not None:
+                    opened[target] = " ".join(rule.ctx.module.code_for_node(call.args[0].value).split())
+        elif type(node) is cst.Call and len(node.args) >= 2 and rule.ctx.names.qualify(node.func) in SAVE_FUNCTIONS:
             expr = node.args[1].value
             name = dotted_name(expr)
-            self.paths.add(self.opened.get(name, "") if name in self.opened else " ".join(self.rule.ctx.module.code_for_node(expr).split()))
+            paths.add(opened.get(name, "") if name in opened else " ".join(rule.ctx.module.code_for_node(expr).split()))
+    return paths
