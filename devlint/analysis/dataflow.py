@@ -14,11 +14,16 @@ rules decide what is a finding.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
 import libcst as cst
 
 from devlint.analysis import facts as F
 from devlint.analysis.events import Conflict, DiscardedMove, NumpyOnDevice, SplitReturn
 from devlint.analysis.facts import CPU, Kind, Origin, Place, PlaceKind, Value
+from devlint.analysis.environment import Env
 from devlint.analysis.interpreter import FunctionRun, function_body
 from devlint.analysis.program import Program
 from devlint.config import Settings
@@ -50,7 +55,28 @@ class DeviceAnalysis:
         return self
 
 
+_MISSING = object()
+_Op = tuple[Callable[..., None], tuple[object, ...]]
+
+
+@dataclass
+class _Memo:
+    """One function's last run: the facts it read, and what it did with them."""
+
+    reads: dict[tuple[str, str], object]
+    ops: list[_Op]
+    env: dict[str, Value] | None = None  # module top level only: its final variables
+
+
 class Solver:
+    """Rounds over the file's functions until the facts they share settle.
+
+    A function whose inputs (every fact it read from the previous round) come
+    out the same is not run again: what it noted is replayed in its place.
+    Most functions settle in the first round, so later rounds cost only
+    what still changes.
+    """
+
     def __init__(self, analysis: DeviceAnalysis) -> None:
         self.analysis = analysis
         self.names = analysis.names
@@ -73,34 +99,44 @@ class Solver:
         self._next_attrs: dict[str, dict[str, Value]] = {}
         self._next_envs: dict[str, dict[str, Value]] = {}
         self._events: dict[tuple[str, int], object] = {}
+        # What the run under way reads and does, and each function's last run.
+        self._reads: dict[tuple[str, str], object] = {}
+        self._ops: list[_Op] = []
+        self._memos: dict[str, _Memo] = {}
+        self._fresh: dict[str, dict[str, Any]] = {}
+        self._inits_done = False
 
     def solve(self) -> None:
         # Each round sees the facts of the previous one; once a round's facts come
         # out as they went in, its observations are final.
         self.recording = True
+        ordered = sorted(self.program.functions, key=lambda f: (f.name != "__init__",))  # __init__ first: the other methods see what it stores on self
         for _ in range(_ROUNDS + 1):
             self._events = {}
             self._next_summaries, self._next_params, self._next_attrs, self._next_envs = {}, {}, {}, {}
             self._next_moves = {}
-            top = FunctionRun(self, None)
-            top.exec_block(self.analysis.module.body)
-            self._apply_function_moves(top.env)
-            next_globals = top.env
-            # __init__ first: the other methods see what it stores on self.
-            ordered = sorted(self.program.functions, key=lambda f: (f.name != "__init__",))
+            self._fresh = {"summaries": self._next_summaries, "final_envs": self._next_envs, "self_attrs": self._next_attrs}
+            self._inits_done = False
+            next_globals = Env(self._top_level())
+            self._apply_function_moves(next_globals)
+            # The functions of this round already see what the top level just did.
+            previous_globals, self.globals = self.globals, next_globals
             for func in ordered:
-                run = FunctionRun(self, func)
-                run.start()
-                run.exec_block(function_body(func.node))
-                run.finish()
+                self._inits_done = func.name != "__init__"
+                if not self._replayed(func.key):
+                    self._begin()
+                    run = FunctionRun(self, func)
+                    run.start()
+                    run.exec_block(function_body(func.node))
+                    run.finish()
+                    self._end(func.key)
             settled = (
-                next_globals == self.globals
+                next_globals == previous_globals
                 and self._next_moves == self.moves
                 and self._next_summaries == self.summaries
                 and self._next_params == self.param_facts
                 and self._next_attrs == self.self_attrs
             )
-            self.globals = next_globals
             self.dataset_attrs = self._dataset_attributes()
             self.summaries = self._next_summaries
             self.param_facts = self._next_params
@@ -114,6 +150,66 @@ class Solver:
         self.analysis.discarded = [e for e in events if isinstance(e, DiscardedMove)]
         self.analysis.numpy = [e for e in events if isinstance(e, NumpyOnDevice)]
         self.analysis.split_returns = [e for e in events if isinstance(e, SplitReturn)]
+
+    def _top_level(self) -> dict[str, Value]:
+        """The module body's variables as it leaves them (before moves made in functions)."""
+        if self._replayed(""):
+            env = self._memos[""].env
+            assert env is not None
+            return env
+        self._begin()
+        top = FunctionRun(self, None)
+        top.exec_block(self.analysis.module.body)
+        self._end("", env=top.env)
+        return top.env
+
+    # -- memoised runs ------------------------------------------------------------
+    def _begin(self) -> None:
+        self._reads, self._ops = {}, []
+
+    def _end(self, key: str, env: dict[str, Value] | None = None) -> None:
+        self._memos[key] = _Memo(self._reads, self._ops, env)
+        self._reads, self._ops = {}, []
+
+    def _replayed(self, key: str) -> bool:
+        """Replays the function's last run if nothing it read has changed since."""
+        memo = self._memos.get(key)
+        if memo is None:
+            return False
+        for (table, name), seen in memo.reads.items():
+            now = self._lookup(table, name)
+            if now is not seen and (now is _MISSING or seen is _MISSING or now != seen):
+                return False
+        for apply, args in memo.ops:
+            apply(*args)
+        return True
+
+    def read(self, table: str, name: str, default: object) -> Any:
+        """A fact (`table` is one of the attributes above), noted as read by the run under way."""
+        value = self._lookup(table, name)
+        self._reads.setdefault((table, name), value)
+        return default if value is _MISSING else value
+
+    def _lookup(self, table: str, name: str) -> object:
+        """The freshest complete fact: this round's where its one writer has already run.
+
+        A function's summary and final variables are written once per round, by
+        its own run; `self` attributes by `__init__`, and every `__init__` runs
+        before the other functions. Parameter facts join over every call site, so
+        they come from the previous round, when all callers have been seen.
+        """
+        if table == "default_place":
+            return self.default_place
+        current = self._fresh.get(table)
+        if current is not None and (table != "self_attrs" or self._inits_done):
+            value = current.get(name, _MISSING)
+            if value is not _MISSING:
+                return value
+        return getattr(self, table).get(name, _MISSING)
+
+    def _do(self, apply: Callable[..., None], *args: object) -> None:
+        self._ops.append((apply, args))
+        apply(*args)
 
     def _dataset_attributes(self) -> dict[str, Value]:
         """Tensors a Dataset keeps on itself, by attribute name, where no other class uses the name.
@@ -143,7 +239,10 @@ class Solver:
 
     def record(self, key: str, node: cst.CSTNode, event: object) -> None:
         if self.recording:
-            self._events.setdefault((key, id(node)), event)
+            self._do(self._record, key, node, event)
+
+    def _record(self, key: str, node: cst.CSTNode, event: object) -> None:
+        self._events.setdefault((key, id(node)), event)
 
     def _apply_function_moves(self, env: dict[str, Value]) -> None:
         """A global model moved inside `train()` is on the device when `test()` runs."""
@@ -153,15 +252,42 @@ class Solver:
                 env[name] = value.at(place, origin)
 
     def note_global_move(self, name: str, place: Place, node: cst.CSTNode, function: str) -> None:
+        self._do(self._global_move, name, place, node, function)
+
+    def _global_move(self, name: str, place: Place, node: cst.CSTNode, function: str) -> None:
         self._next_moves.setdefault(name, (place, Origin(node, f"moved in `{function}()`")))
+
+    def note_default_place(self, place: Place) -> None:
+        self._do(self._default_place, place)
+
+    def _default_place(self, place: Place) -> None:
+        self.default_place = place
 
     # -- facts shared by every run ----------------------------------------------
     def note_call(self, key: str, params: dict[str, Value]) -> None:
+        self._do(self._call, key, params)
+
+    def _call(self, key: str, params: dict[str, Value]) -> None:
         facts = self._next_params.setdefault(key, {})
         for name, value in params.items():
             facts[name] = F.join(facts[name], value) if name in facts else value
         facts.setdefault("<calls>", F.SCALAR)
 
     def note_return(self, key: str, value: Value) -> None:
+        self._do(self._return, key, value)
+
+    def _return(self, key: str, value: Value) -> None:
         previous = self._next_summaries.get(key)
         self._next_summaries[key] = value if previous is None else F.join(previous, value)
+
+    def note_env(self, key: str, env: dict[str, Value]) -> None:
+        self._do(self._env, key, env)
+
+    def _env(self, key: str, env: dict[str, Value]) -> None:
+        self._next_envs[key] = env
+
+    def note_attrs(self, cls_key: str, attrs: dict[str, Value]) -> None:
+        self._do(self._attrs, cls_key, attrs)
+
+    def _attrs(self, cls_key: str, attrs: dict[str, Value]) -> None:
+        self._next_attrs[cls_key] = attrs

@@ -64,7 +64,7 @@ class FunctionRun:
         self.env: Env = Env()
         self._with_attributes: set[str] = set()  # roots of dotted keys in env (`self`, `args`)
         self.returns: list[tuple[cst.CSTNode, Value]] = []
-        self.default_place: Place = solver.default_place
+        self.default_place: Place = solver.read("default_place", "", CPU)
         self.loop_depth = 0
         self.cls: ClassInfo | None = self._owning_class()
         self.key = func.key if func is not None else ""
@@ -83,7 +83,7 @@ class FunctionRun:
     def start(self) -> None:
         func = self.func
         assert func is not None
-        facts = self.solver.param_facts.get(func.key, {})
+        facts = self.solver.read("param_facts", func.key, {})
         called = "<calls>" in facts
         for index, param in enumerate(func.params):
             name = param.name.value
@@ -100,7 +100,7 @@ class FunctionRun:
             else:
                 self.env[name] = default
         if func.cls is not None and func.self_param is not None and func.name != "__init__":
-            for attr, value in self.solver.self_attrs.get(func.cls.key, {}).items():
+            for attr, value in self.solver.read("self_attrs", func.cls.key, {}).items():
                 self.env.setdefault(f"{func.self_param}.{attr}", value)
 
     def _param_default(self, func: FunctionInfo, param: cst.Param) -> Value:
@@ -124,11 +124,11 @@ class FunctionRun:
         for _, returned in self.returns:
             value = returned if value is None else F.join(value, returned)
         self.solver.note_return(func.key, value if value is not None else F.NONE)
-        self.solver._next_envs[func.key] = self.env
+        self.solver.note_env(func.key, self.env)
         if func.name == "__init__" and func.cls is not None and func.self_param is not None:
             prefix = f"{func.self_param}."
             attrs = {k[len(prefix):]: v for k, v in self.env.items() if k.startswith(prefix) and "." not in k[len(prefix):]}
-            self.solver._next_attrs[func.cls.key] = attrs
+            self.solver.note_attrs(func.cls.key, attrs)
         self._check_split_returns()
 
     def _check_split_returns(self) -> None:
@@ -152,12 +152,12 @@ class FunctionRun:
             return self.env[name]
         func = self.func
         while func is not None and func.parent is not None:
-            outer = self.solver.final_envs.get(func.parent.key, {})
+            outer = self.solver.read("final_envs", func.parent.key, {})
             if name in outer:
                 return outer[name]
             func = func.parent
-        if self.func is not None and name in self.solver.globals and name.split(".")[0] not in self.func.shadowed:
-            return self.solver.globals[name]
+        if self.func is not None and name.split(".")[0] not in self.func.shadowed:
+            return self.solver.read("globals", name, None)
         return None
 
     def bind(self, target: cst.BaseExpression, value: Value) -> None:
@@ -333,7 +333,7 @@ class FunctionRun:
             place = self.device_place(expr.args[0].value)
             self.default_place = place
             if self.func is None:
-                self.solver.default_place = place
+                self.solver.note_default_place(place)
         self.eval(expr)
 
     def exec_if(self, stmt: cst.If) -> bool:
@@ -518,13 +518,13 @@ class FunctionRun:
             return self._instance_attribute(base, attr, node)
         if is_device_name(attr, self.solver.settings):
             return Value(Kind.DEVICE, Place(PlaceKind.DEVICE, name or attr))
-        if base.kind is not Kind.INSTANCE and attr in self.solver.dataset_attrs:
-            return self.solver.dataset_attrs[attr]
+        if base.kind is not Kind.INSTANCE and (kept := self.solver.read("dataset_attrs", attr, None)) is not None:
+            return kept
         return F.UNKNOWN
 
     def _instance_attribute(self, base: Value, attr: str, node: cst.Attribute) -> Value:
         info = self.solver.program.classes.get(base.cls)
-        attrs = self.solver.self_attrs.get(info.key, {}) if info is not None else {}
+        attrs = self.solver.read("self_attrs", info.key, {}) if info is not None else {}
         if attr in attrs:
             value = attrs[attr]
             if value.place == MODULE_DEVICE:
@@ -1027,7 +1027,7 @@ class FunctionRun:
 
     def call_local(self, node: cst.Call, target: FunctionInfo, args: list[tuple[cst.CSTNode, Value]], skip_self: bool = False, receiver: Value | None = None) -> Value:
         self._note_args(target, node, args, skip_self)
-        result = self.solver.summaries.get(target.key, F.UNKNOWN)
+        result = self.solver.read("summaries", target.key, F.UNKNOWN)
         return self._substitute(result, target, node, args, skip_self, receiver)
 
     def _substitute(self, result: Value, target: FunctionInfo, node: cst.Call, args: list[tuple[cst.CSTNode, Value]], skip_self: bool, receiver: Value | None) -> Value:
