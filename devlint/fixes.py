@@ -18,6 +18,7 @@ import libcst as cst
 
 from devlint.analysis.torchnames import DTYPES, FACTORIES_WITHOUT_DEVICE_KW
 from devlint.finding import Edit, Fix
+from devlint.tree import child_nodes
 
 from typing import TYPE_CHECKING
 
@@ -173,26 +174,16 @@ def cuda_to_device(ctx: "FileContext", calls: Sequence[cst.Call], device: str) -
 
 
 # -- what is in scope --------------------------------------------------------------
-class _Parents(cst.CSTVisitor):
-    def __init__(self) -> None:
-        super().__init__()
-        self.parent: dict[cst.CSTNode, cst.CSTNode] = {}
-        self._stack: list[cst.CSTNode] = []
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if self._stack:
-            self.parent[node] = self._stack[-1]
-        self._stack.append(node)
-        return True
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        self._stack.pop()
-
-
 def _parent_table(ctx: "FileContext") -> dict[cst.CSTNode, cst.CSTNode]:
-    visitor = _Parents()
-    ctx.module.visit(visitor)
-    return visitor.parent
+    """Each code node's parent (whitespace and punctuation nodes are left out)."""
+    parent: dict[cst.CSTNode, cst.CSTNode] = {}
+    stack: list[cst.CSTNode] = [ctx.module]
+    while stack:
+        node = stack.pop()
+        for child in child_nodes(node):
+            parent[child] = node
+            stack.append(child)
+    return parent
 
 
 def _parents(ctx: "FileContext") -> dict[cst.CSTNode, cst.CSTNode]:

@@ -27,6 +27,7 @@ from devlint.analysis.torchnames import (
     PARAMETER_FREE_MODULES,
     TENSOR_ATTRIBUTES,
 )
+from devlint.tree import descendants
 
 if TYPE_CHECKING:
     from devlint.context import FileContext
@@ -135,33 +136,15 @@ def _blocks(node: cst.BaseCompoundStatement) -> Iterator[list[cst.BaseStatement]
             yield list(case.body.body)
 
 
-class _Calls(cst.CSTVisitor):
-    """Calls inside one statement's own expressions (not in nested scopes or bodies)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.calls: list[cst.Call] = []
-
-    def visit_Call(self, node: cst.Call) -> None:
-        self.calls.append(node)
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> bool:
-        return False
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
+# Calls inside these belong to another scope or to a nested body.
+_NOT_ENTERED = frozenset({cst.Lambda, cst.IndentedBlock, cst.FunctionDef, cst.ClassDef})
 
 
 def calls_in(node: cst.CSTNode) -> list[cst.Call]:
-    visitor = _Calls()
-    node.visit(visitor)
-    return visitor.calls
+    """Calls inside one statement's own expressions (not in nested scopes or bodies), in source order."""
+    if type(node) in _NOT_ENTERED:
+        return []
+    return [n for n in descendants(node, enter=lambda n: type(n) not in _NOT_ENTERED) if type(n) is cst.Call]  # type: ignore[misc]
 
 
 # -- per-function evaluation -------------------------------------------------------
