@@ -111,6 +111,14 @@ class FileContext:
     def _positions(self) -> Positions:
         return Positions(self.module, self.text)
 
+    def release(self) -> None:
+        """Drops the tree and every analysis of it once the findings are out.
+
+        Analyses point back at the context, so without this the whole tree would
+        wait for the cyclic collector instead of going with reference counting.
+        """
+        self.__dict__.clear()
+
     def findings(self) -> list[Finding]:
         out = []
         for pending in self._pending:

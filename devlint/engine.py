@@ -56,8 +56,12 @@ class _Dispatcher:
                     self._visit.setdefault(name[6:], []).append(getattr(visitor, name))
                 elif name.startswith("leave_"):
                     self._leave.setdefault(name[6:], []).append(getattr(visitor, name))
-        hooks = frozenset(name for name in (*self._visit, *self._leave) if "_" in name)
-        self.walker = Walker(self.on_visit, self.on_leave, hooks, self.on_visit_attribute, self.on_leave_attribute)
+        self._hooks = frozenset(name for name in (*self._visit, *self._leave) if "_" in name)
+
+    def walk(self, module: cst.Module) -> None:
+        # The walker is not kept: it holds this dispatcher's methods, and the
+        # cycle would keep the tree alive after the file is done.
+        Walker(self.on_visit, self.on_leave, self._hooks, self.on_visit_attribute, self.on_leave_attribute).walk(module)
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if type(node) in _SCOPES:
@@ -129,8 +133,10 @@ def check_text(path: str, source: SourceText, settings: Settings, rule_types: Se
         return [_input_error(path, message, error.raw_line, error.raw_column + 1)]
     ctx = FileContext(path, text, module, settings)
     rules = [rule_type(ctx) for rule_type in active]
-    _Dispatcher(ctx, rules).walker.walk(module)
-    return ctx.findings()
+    _Dispatcher(ctx, rules).walk(module)
+    findings = ctx.findings()
+    ctx.release()
+    return findings
 
 
 def check_file(path: Path, display: str, settings: Settings, keep_source: bool = False) -> FileResult:

@@ -145,6 +145,7 @@ class Solver:
             self.moves = self._next_moves
             if settled:
                 break
+        self._memos = {}  # they hold this solver's methods: a cycle that would keep the tree alive
         events = self._events.values()
         self.analysis.conflicts = [e for e in events if isinstance(e, Conflict)]
         self.analysis.discarded = [e for e in events if isinstance(e, DiscardedMove)]
