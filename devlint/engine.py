@@ -22,6 +22,7 @@ from devlint.config import Settings, enabled_codes, ignored_for_file, selector_m
 from devlint.context import FileContext
 from devlint.elision import elide_data_tables
 from devlint.finding import Finding, Position
+from devlint.parsing import parse_module
 from devlint.rule import Rule
 from devlint.rules import ENGINE_CODES, all_rules
 from devlint.source import SourceText, UnreadableSource, decode, libcst_syntax_message, python_verdict, too_large
@@ -118,11 +119,11 @@ def check_text(path: str, source: SourceText, settings: Settings, rule_types: Se
     parsed_text = text if verdict is None or verdict.tree is None else elide_data_tables(text, verdict.tree)
     try:
         try:
-            module = cst.parse_module(parsed_text)
+            module = parse_module(parsed_text)
         except cst.ParserSyntaxError:
             if parsed_text is text:
                 raise
-            module = cst.parse_module(text)  # never seen: the elided text is valid wherever the text is
+            module = parse_module(text)  # never seen: the elided text is valid wherever the text is
     except cst.ParserSyntaxError as error:
         # CPython's message and position are the precise ones; libcst's stand
         # alone only for code CPython accepts (newer syntax than this Python).

@@ -76,15 +76,32 @@ def child_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
 
 def descendants(node: cst.CSTNode, enter: Callable[[cst.CSTNode], bool] | None = None) -> Iterator[cst.CSTNode]:
     """Every node below (and including) `node`, depth first; `enter(n)` False prunes n's children."""
+    # child_nodes inlined: rules and analyses walk subtrees often enough for a
+    # nested generator per node to show in profiles.
     stack = [node]
+    pop = stack.pop
+    fields = _FIELDS
+    is_node_type = _IS_NODE
     while stack:
-        current = stack.pop()
+        current = pop()
         yield current
         if enter is not None and current is not node and not enter(current):
             continue
-        children = list(child_nodes(current))
-        children.reverse()
-        stack.extend(children)
+        kind = type(current)
+        names = fields.get(kind) or fields_of(kind)
+        children: list[cst.CSTNode] = []
+        for name in names:
+            value = getattr(current, name)
+            value_type = type(value)
+            if value_type is tuple or value_type is list:
+                for item in value:
+                    if is_node_type.get(type(item)) or is_node(item):
+                        children.append(item)
+            elif is_node_type.get(value_type) or is_node(value):
+                children.append(value)
+        if children:
+            children.reverse()
+            stack.extend(children)
 
 
 class Walker:

@@ -601,15 +601,14 @@ class _ConstructorWalk:
                 for small in statement.body:
                     self._small(scope, small)
             elif isinstance(statement, cst.BaseCompoundStatement):
-                self._inline_helpers(scope, _header(statement))
+                header = _header(statement)
+                self._inline_helpers(scope, calls_in(header) if header is not None else [])
                 bind_header(scope, statement)
                 if isinstance(statement, cst.For):
                     self._registering_loop(scope, statement)
 
-    def _inline_helpers(self, scope: Scope, node: cst.CSTNode | None) -> None:
-        if node is None:
-            return
-        for call in calls_in(node):
+    def _inline_helpers(self, scope: Scope, calls: list[cst.Call]) -> None:
+        for call in calls:
             func = call.func
             if not isinstance(func, cst.Attribute):
                 continue
@@ -622,8 +621,9 @@ class _ConstructorWalk:
                 self.super_seen = True
 
     def _small(self, scope: Scope, small: cst.BaseSmallStatement) -> None:
-        self._inline_helpers(scope, small)
-        self._note_registrations(scope, small)
+        calls = calls_in(small)
+        self._inline_helpers(scope, calls)
+        self._note_registrations(scope, calls)
         if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
             targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
             kind = scope.kind(small.value)
@@ -702,10 +702,10 @@ class _ConstructorWalk:
                 state.fill_keys.append(key)
             self.self_attrs[attr] = MODULES_DICT if current in (EMPTY_DICT, MODULES_DICT) else MODULES_LIST
 
-    def _note_registrations(self, scope: Scope, small: cst.BaseSmallStatement) -> None:
+    def _note_registrations(self, scope: Scope, calls: list[cst.Call]) -> None:
         """`self.register_buffer("x", ...)` registers x; `nn.Sequential(*self.layers)` registers
-        the modules in self.layers."""
-        for call in calls_in(small):
+        the modules in self.layers (`calls`: those of one statement)."""
+        for call in calls:
             func = call.func
             if isinstance(func, cst.Attribute) and scope.is_self(func.value) and func.attr.value == "register_buffer":
                 if call.args and isinstance(call.args[0].value, cst.SimpleString):
