@@ -27,7 +27,7 @@ from devlint.rule import Rule
 from devlint.rules import ENGINE_CODES, all_rules
 from devlint.source import SourceText, UnreadableSource, decode, libcst_syntax_message, python_verdict, too_large
 from devlint.suppression import NoqaMap, skips_file
-from devlint.tree import Walker
+from devlint.tree import LEAF_TYPES, Walker
 
 # libcst walks the tree recursively; real code that nests a few hundred levels
 # deep (generated tables, long `a + b + ...` chains) needs more than the default.
@@ -62,7 +62,8 @@ class _Dispatcher:
     def walk(self, module: cst.Module) -> None:
         # The walker is not kept: it holds this dispatcher's methods, and the
         # cycle would keep the tree alive after the file is done.
-        Walker(self.on_visit, self.on_leave, self._hooks, self.on_visit_attribute, self.on_leave_attribute).walk(module)
+        skipped = frozenset(kind for kind in LEAF_TYPES if kind.__name__ not in self._visit and kind.__name__ not in self._leave)
+        Walker(self.on_visit, self.on_leave, self._hooks, self.on_visit_attribute, self.on_leave_attribute, skipped).walk(module)
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if type(node) in _SCOPES:
