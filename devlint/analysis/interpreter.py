@@ -35,7 +35,7 @@ from devlint.analysis.torchnames import (
     TENSOR_ATTRIBUTES,
 )
 from devlint.names import dotted_name
-from devlint.tree import descendants
+from devlint.tree import child_nodes, descendants
 
 if TYPE_CHECKING:
     from devlint.analysis.dataflow import Solver
@@ -53,6 +53,11 @@ _NEW_SCOPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
 
 def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     return descendants(node, enter=lambda n: type(n) not in _NEW_SCOPES)
+
+
+# eval_<Type> per node type, looked up once (None: no rule of its own, evaluate the parts).
+_EVALUATORS: dict[type, object] = {}
+_UNSET = object()
 
 
 class FunctionRun:
@@ -441,13 +446,16 @@ class FunctionRun:
     def eval(self, expr: cst.BaseExpression | None) -> Value:
         if expr is None:
             return F.UNKNOWN
-        method = getattr(self, f"eval_{type(expr).__name__}", None)
+        kind = type(expr)
+        method = _EVALUATORS.get(kind, _UNSET)
+        if method is _UNSET:
+            method = _EVALUATORS[kind] = getattr(FunctionRun, f"eval_{kind.__name__}", None)
         if method is None:
-            for child in expr.children:
+            for child in child_nodes(expr):
                 if isinstance(child, cst.BaseExpression):
                     self.eval(child)
             return F.UNKNOWN
-        return method(expr)
+        return method(self, expr)  # type: ignore[operator]
 
     def eval_Name(self, node: cst.Name) -> Value:
         if node.value in ("None",):

@@ -50,9 +50,13 @@ class TensorAttribute(Rule):
         if not index.moved_by_to(node):
             return
         state = index.class_state(node)
-        moved_by_hand = _moved_by_hand(node)
+        moved_by_hand: frozenset[str] | None = None  # a walk of the class body: only for candidates
         for attr, attr_state in state.attrs.items():
-            if attr_state.registered or attr in moved_by_hand:
+            if attr_state.registered or not any(a.kind == TENSOR for a in attr_state.assignments):
+                continue
+            if moved_by_hand is None:
+                moved_by_hand = _moved_by_hand(node)
+            if attr in moved_by_hand:
                 continue
             for assignment in attr_state.assignments:
                 if assignment.kind == TENSOR:
