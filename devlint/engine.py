@@ -349,6 +349,10 @@ def check_files(
         fresh = [_check_one(task) for task in tasks]
     else:
         batches = _batches(tasks, jobs)
+        # Forked workers share the parent's memory until they write to it; the
+        # collector's passes over inherited objects would copy those pages in
+        # every worker. Frozen objects are left out of its passes.
+        gc.freeze()
         try:
             with ProcessPoolExecutor(max_workers=min(jobs, len(batches)), mp_context=_pool_context(), initializer=_worker_init) as pool:
                 for batch, checked in zip(batches, pool.map(_check_batch, [[tasks[i] for i in batch] for batch in batches])):
@@ -356,6 +360,8 @@ def check_files(
                         fresh[task_index] = item
         except BrokenProcessPool:
             _recheck_alone(tasks, fresh)
+        finally:
+            gc.unfreeze()
     for index, item in zip(todo, fresh):
         assert item is not None
         result, digest, stat = item
