@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from functools import cached_property
 from collections.abc import Callable
@@ -38,8 +39,9 @@ class FileContext:
     full code-generation pass, wasted on the clean majority.
     """
 
-    def __init__(self, path: str, text: str, module: cst.Module, settings: Settings) -> None:
+    def __init__(self, path: str, text: str, module: cst.Module, settings: Settings, python_tree: ast.Module | None = None) -> None:
         self.path = path
+        self.python_tree = python_tree  # CPython's tree of the same text, when the engine has it
         self.text = text
         self.module = module
         self.settings = settings
@@ -109,7 +111,7 @@ class FileContext:
 
     @cached_property
     def _positions(self) -> Positions:
-        return Positions(self.module, self.text)
+        return Positions(self.module, self.text, self.python_tree)
 
     def release(self) -> None:
         """Drops the tree and every analysis of it once the findings are out.

@@ -12,7 +12,7 @@ container of `...` where the table was.
 
 Only pure literals are blanked (constants, dotted names, nested containers,
 signs), only
-when they are large, and never when a string in them names a device
+when they are large, and never when a string in them names an accelerator
 (`"cuda:0"`), which DL102 may have something to say about.
 """
 
@@ -22,6 +22,7 @@ import ast
 import re
 
 from devlint.analysis.guards import device_type_of_string
+from devlint.analysis.torchnames import ACCELERATOR_TYPES
 
 # Smaller tables cost little to parse; the threshold keeps elision to real data.
 MIN_ELIDED_CHARS = 10_000
@@ -96,7 +97,7 @@ def _is_elidable(text: str, start: int, end: int, value: ast.expr) -> bool:
     for node in ast.walk(value):
         if not isinstance(node, _PURE):
             return False
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and device_type_of_string(node.value):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and device_type_of_string(node.value) in ACCELERATOR_TYPES:
             return False
     return True
 

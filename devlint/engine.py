@@ -133,7 +133,7 @@ def check_text(path: str, source: SourceText, settings: Settings, rule_types: Se
             return [_input_error(path, str(known), known.line, known.column)]
         message = f"cannot parse (CPython accepts it, libcst does not): {libcst_syntax_message(error.message)}"
         return [_input_error(path, message, error.raw_line, error.raw_column + 1)]
-    ctx = FileContext(path, text, module, settings)
+    ctx = FileContext(path, text, module, settings, verdict.tree if verdict is not None else None)
     rules = [rule_type(ctx) for rule_type in active]
     _Dispatcher(ctx, rules).walk(module)
     findings = ctx.findings()

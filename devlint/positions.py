@@ -7,10 +7,16 @@ cheap, so this tracks one character offset, keeps plain (start, end) offsets
 per node, and turns offsets into lines and columns only for the nodes asked
 about. The ranges are PositionProvider's: syntactic where a node records one,
 whitespace-inclusive otherwise.
+
+Only the top-level statements that hold a node asked about are generated:
+CPython's syntax tree (built anyway for the syntax pre-check) says on which
+line each one starts. A statement whose generated text does not sit exactly
+there in the file falls back to generating the whole module.
 """
 
 from __future__ import annotations
 
+import ast
 import bisect
 import re
 from collections.abc import Iterator
@@ -20,6 +26,8 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
+
+from devlint.tree import descendants
 
 _NEWLINE = re.compile(r"\r\n?|\n")  # what libcst counts as a line break
 
@@ -63,35 +71,80 @@ class _OffsetState(CodegenState):
 
 
 class Positions:
-    """Character offsets and line/column ranges of every node of one module."""
+    """Character offsets and line/column ranges of the nodes of one module, computed on demand."""
 
-    def __init__(self, module: cst.Module, text: str) -> None:
+    def __init__(self, module: cst.Module, text: str, tree: ast.Module | None = None) -> None:
+        self._module = module
         self._text = text
-        state = _OffsetState(default_indent=module.default_indent, default_newline=module.default_newline)
-        module._codegen(state)
-        self._spans = state.spans
         # Without a final newline libcst generates one, ends the last statement
         # past it, then drops it: count lines as the generated text has them.
-        generated = text if module.has_trailing_newline or not module.body else text + module.default_newline
-        self._line_starts = [0] + [match.end() for match in _NEWLINE.finditer(generated)]
-        if state.offset != len(generated):  # never seen; libcst's own provider is the reference
-            self._spans = {}
-            self._fallback = dict(MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider))
-        else:
-            self._fallback = {}
+        self._generated = text if module.has_trailing_newline or not module.body else text + module.default_newline
+        self._line_starts = [0] + [match.end() for match in _NEWLINE.finditer(self._generated)]
+        self._spans: dict[cst.CSTNode, tuple[int, int]] = {}
+        self._fallback: dict[cst.CSTNode, CodeRange] = {}
+        self._whole_module = False
+        self._statement_lines = _statement_lines(module, tree) if tree is not None else None
+        self._statement_of: dict[int, int] | None = None  # id(node) -> index of its top-level statement
+        self._generated_statements: set[int] = set()
 
     def offsets(self, node: cst.CSTNode) -> tuple[int, int]:
-        span = self._spans.get(node)
+        span = self._span(node)
         if span is not None:
             return span
         rng = self._fallback[node]
         return self._offset(rng.start), self._offset(rng.end)
 
     def range(self, node: cst.CSTNode) -> CodeRange:
-        span = self._spans.get(node)
+        span = self._span(node)
         if span is None:
             return self._fallback[node]
         return CodeRange(self._position(span[0]), self._position(span[1]))
+
+    def _span(self, node: cst.CSTNode) -> tuple[int, int] | None:
+        span = self._spans.get(node)
+        if span is None and not self._whole_module:
+            index = self._statement_index(node)
+            if index is None or index in self._generated_statements or not self._generate_statement(index):
+                self._generate_module()
+            span = self._spans.get(node)
+        return span
+
+    def _statement_index(self, node: cst.CSTNode) -> int | None:
+        if self._statement_lines is None:
+            return None
+        if self._statement_of is None:
+            # One walk, cheaper than generating code: which statement holds each node.
+            self._statement_of = {}
+            for index, statement in enumerate(self._module.body):
+                for inner in descendants(statement):
+                    self._statement_of[id(inner)] = index
+        return self._statement_of.get(id(node))
+
+    def _generate_statement(self, index: int) -> bool:
+        statement = self._module.body[index]
+        lines = self._statement_lines
+        assert lines is not None
+        first_line = lines[index] - len(getattr(statement, "leading_lines", ()))
+        if not 1 <= first_line <= len(self._line_starts):
+            return False
+        start = self._line_starts[first_line - 1]
+        state = _OffsetState(default_indent=self._module.default_indent, default_newline=self._module.default_newline, offset=start)
+        statement._codegen(state)
+        if self._generated[start : state.offset] != "".join(state.tokens):
+            return False  # not where the syntax tree said: trust only a whole-module pass
+        self._spans.update(state.spans)
+        self._generated_statements.add(index)
+        return True
+
+    def _generate_module(self) -> None:
+        self._whole_module = True
+        state = _OffsetState(default_indent=self._module.default_indent, default_newline=self._module.default_newline)
+        self._module._codegen(state)
+        if state.offset == len(self._generated):
+            self._spans = state.spans
+        else:  # never seen; libcst's own provider is the reference
+            self._spans = {}
+            self._fallback = dict(MetadataWrapper(self._module, unsafe_skip_copy=True).resolve(PositionProvider))
 
     def _position(self, offset: int) -> CodePosition:
         line = bisect.bisect_right(self._line_starts, offset)
@@ -99,3 +152,22 @@ class Positions:
 
     def _offset(self, position: CodePosition) -> int:
         return self._line_starts[position.line - 1] + position.column
+
+
+def _statement_lines(module: cst.Module, tree: ast.Module) -> list[int] | None:
+    """The line on which each top-level statement's own code starts (after its leading lines).
+
+    libcst keeps `a = 1; b = 2` as one statement line where CPython has two
+    statements; decorators start a definition. None when the two trees do not line up.
+    """
+    lines: list[int] = []
+    body = tree.body
+    at = 0
+    for statement in module.body:
+        if at >= len(body):
+            return None
+        first = body[at]
+        decorators = getattr(first, "decorator_list", None)
+        lines.append(min(d.lineno for d in decorators) if decorators else first.lineno)
+        at += len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
+    return lines if at == len(body) else None

@@ -403,3 +403,55 @@ def test_unusual_syntax_never_crashes_the_analysis() -> None:
         return f, g
     """
     assert findings(source) == []
+
+
+# -- rounds re-run only what changed --------------------------------------------------
+CHAIN = """
+import torch
+
+def make():
+    return torch.zeros(3)
+
+def unrelated(a):
+    return a + 1
+
+def use(device):
+    x = make()
+    return x + torch.ones(3, device=device)
+"""
+
+
+def _runs(source: str, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    import devlint.analysis.dataflow as dataflow
+
+    started: list[str] = []
+    original = dataflow.FunctionRun.start
+
+    def start(self: dataflow.FunctionRun) -> None:
+        started.append(self.key)
+        original(self)
+
+    monkeypatch.setattr(dataflow.FunctionRun, "start", start)
+    analyse(source)
+    return started
+
+
+def test_a_function_whose_inputs_did_not_change_is_not_run_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Round 1 runs all three. `use` sees `make`'s summary fresh in round 1 (make ran
+    # first), so nothing it read changes and round 2 replays every function.
+    assert _runs(CHAIN, monkeypatch) == ["make", "unrelated", "use"]
+
+
+def test_a_function_whose_parameter_facts_change_runs_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    source = CHAIN + "\ndef caller(device):\n    return unrelated(torch.zeros(2, device=device))\n"
+    # `unrelated` learns its argument from `caller` in round 1, so round 2 runs it again,
+    # and `caller` after it, since `unrelated` now returns a tensor on the device. `make`
+    # and `use` replay; round 3 replays everything and the facts have settled.
+    assert _runs(source, monkeypatch) == ["make", "unrelated", "use", "caller", "unrelated", "caller"]
+
+
+def test_replayed_rounds_find_what_full_rounds_find() -> None:
+    module, analysis = analyse(CHAIN)
+    assert [(type(c.node).__name__, c.cpu.value.place, c.device.value.place.kind) for c in analysis.conflicts] == [
+        ("BinaryOperation", CPU, PlaceKind.DEVICE)
+    ]

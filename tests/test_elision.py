@@ -53,6 +53,13 @@ def test_small_tables_calls_and_device_strings_are_left_alone() -> None:
         assert _elided(text) == text
 
 
+def test_cpu_and_meta_strings_do_not_keep_a_table() -> None:
+    # Only accelerator names matter to DL102; torch's generated tables name "meta" freely.
+    for value in ("'cpu'", "'meta'", "'device'"):
+        text = "import torch\n" + _table(value=value)
+        assert _elided(text) != text
+
+
 def test_findings_after_a_table_keep_their_exact_positions() -> None:
     source = "import torch\n" + _table() + "y = torch.ones(3).cuda()  # 'é'\n"
     findings = lint(source, Settings(select=("DL101",)))

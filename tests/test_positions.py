@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import libcst as cst
@@ -22,6 +23,9 @@ TRICKY = {
     "continuation": "y = 1 + \\\n    2\nz = f(\n    a,\n)  # end\n",
     "fstring_and_walrus": "if (n := len(x)) > 1:\n    print(f'{n!r:>{w}}')\n",
     "empty": "",
+    "semicolons_and_async": "import a; import b\n\n\nasync def f():\n    await g(); return 1\n# tail\n",
+    "decorated_first": "@dec\n# note\n@other(1,\n  2)\ndef f(): pass\n\n# c\n@dec\nclass C: pass\n",
+    "header_and_match": "#!/usr/bin/env python\n# -*- coding: utf-8 -*-\n\nmatch x:\n    case 1:\n        y = f(1)\n    case _:\n        pass\n",
 }
 
 
@@ -41,10 +45,18 @@ def _line_starts(text: str) -> list[int]:
     return starts
 
 
-def _assert_same(text: str) -> None:
+@pytest.mark.parametrize("with_tree", [False, True], ids=["whole module", "by statement"])
+def test_both_ways_agree_on_tricky_texts(with_tree: bool) -> None:
+    for text in TRICKY.values():
+        _assert_same(text, with_tree)
+
+
+def _assert_same(text: str, with_tree: bool = True) -> None:
     module = cst.parse_module(text)
     reference = _reference(module)
-    ours = Positions(module, text)
+    # Without CPython's tree every position comes from one pass over the module;
+    # with it, each node's statement is generated on its own when first asked about.
+    ours = Positions(module, text, ast.parse(text) if with_tree else None)
     # libcst ends a last line without a newline as if it had one
     starts = _line_starts(text if module.has_trailing_newline or not module.body else text + module.default_newline)
     checked = 0
@@ -80,3 +92,24 @@ def test_offsets_slice_the_node_text() -> None:
             assert text[start:end] == "torch.ones(2,\r\n    device='cuda')"
             return
     raise AssertionError("no call found")
+
+
+def test_only_the_statement_asked_about_is_generated() -> None:
+    text = "import torch\n\n\n@decorator\ndef f():\n    return 1\n\n\nx = torch.ones(2).cuda()  # here\n"
+    module = cst.parse_module(text)
+    positions = Positions(module, text, ast.parse(text))
+    call = next(n for n in descendants(module.body[-1]) if isinstance(n, cst.Call))
+    start, end = positions.offsets(call)
+    assert text[start:end] == "torch.ones(2).cuda()"
+    assert positions.range(call) == _reference(module)[call]
+    assert positions._generated_statements == {2} and not positions._whole_module
+
+
+def test_a_statement_that_is_not_where_the_tree_says_falls_back_to_the_whole_module() -> None:
+    text = "a = 1\nb = f(2)\n"
+    module = cst.parse_module(text)
+    wrong_tree = ast.parse("a = 1\n\nb = f(2)\n")  # b one line too low
+    positions = Positions(module, text, wrong_tree)
+    call = next(n for n in descendants(module) if isinstance(n, cst.Call))
+    assert positions.range(call) == _reference(module)[call]
+    assert positions._whole_module

@@ -88,7 +88,8 @@ class FunctionRun:
     def start(self) -> None:
         func = self.func
         assert func is not None
-        facts = self.solver.read("param_facts", func.key, {})
+        # A function without parameters reads nothing from its callers.
+        facts = self.solver.read("param_facts", func.key, {}) if func.params else {}
         called = "<calls>" in facts
         for index, param in enumerate(func.params):
             name = param.name.value
