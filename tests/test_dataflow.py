@@ -455,3 +455,23 @@ def test_replayed_rounds_find_what_full_rounds_find() -> None:
     assert [(type(c.node).__name__, c.cpu.value.place, c.device.value.place.kind) for c in analysis.conflicts] == [
         ("BinaryOperation", CPU, PlaceKind.DEVICE)
     ]
+
+
+def test_a_function_defined_twice_is_known_only_by_both_definitions() -> None:
+    # `use` runs between the two `make`s: halfway through a round only the CPU one has
+    # reported, but `make` may be either, so nothing is known about where it returns.
+    source = """
+    import torch
+
+    if FAST:
+        def make(device):
+            return torch.zeros(2)
+
+    def use(device):
+        return make(device) + torch.ones(2, device=device)
+
+    if not FAST:
+        def make(device):
+            return torch.zeros(2, device=device)
+    """
+    assert findings(source) == []

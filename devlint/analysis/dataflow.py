@@ -14,6 +14,7 @@ rules decide what is a finding.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -102,9 +103,14 @@ class Solver:
         # What the run under way reads and does, and each function's last run.
         self._reads: dict[tuple[str, str], object] = {}
         self._ops: list[_Op] = []
-        self._memos: dict[str, _Memo] = {}
+        self._memos: dict[int, _Memo] = {}  # by position in the run order (-1: the top level); keys repeat
         self._fresh: dict[str, dict[str, Any]] = {}
         self._inits_done = False
+        # Keys written by exactly one run per round: `def f` twice in one file
+        # (under `if`/`else`) joins two summaries, and half a join is not a fact.
+        writers = Counter(f.key for f in self.program.functions)
+        writers.update(f.cls.key for f in self.program.functions if f.name == "__init__" and f.cls is not None)
+        self._single_writer = frozenset(key for key, count in writers.items() if count == 1)
 
     def solve(self) -> None:
         # Each round sees the facts of the previous one; once a round's facts come
@@ -121,15 +127,15 @@ class Solver:
             self._apply_function_moves(next_globals)
             # The functions of this round already see what the top level just did.
             previous_globals, self.globals = self.globals, next_globals
-            for func in ordered:
+            for position, func in enumerate(ordered):
                 self._inits_done = func.name != "__init__"
-                if not self._replayed(func.key):
+                if not self._replayed(position):
                     self._begin()
                     run = FunctionRun(self, func)
                     run.start()
                     run.exec_block(function_body(func.node))
                     run.finish()
-                    self._end(func.key)
+                    self._end(position)
             settled = (
                 next_globals == previous_globals
                 and self._next_moves == self.moves
@@ -154,27 +160,27 @@ class Solver:
 
     def _top_level(self) -> dict[str, Value]:
         """The module body's variables as it leaves them (before moves made in functions)."""
-        if self._replayed(""):
-            env = self._memos[""].env
+        if self._replayed(-1):
+            env = self._memos[-1].env
             assert env is not None
             return env
         self._begin()
         top = FunctionRun(self, None)
         top.exec_block(self.analysis.module.body)
-        self._end("", env=top.env)
+        self._end(-1, env=top.env)
         return top.env
 
     # -- memoised runs ------------------------------------------------------------
     def _begin(self) -> None:
         self._reads, self._ops = {}, []
 
-    def _end(self, key: str, env: dict[str, Value] | None = None) -> None:
-        self._memos[key] = _Memo(self._reads, self._ops, env)
+    def _end(self, position: int, env: dict[str, Value] | None = None) -> None:
+        self._memos[position] = _Memo(self._reads, self._ops, env)
         self._reads, self._ops = {}, []
 
-    def _replayed(self, key: str) -> bool:
+    def _replayed(self, position: int) -> bool:
         """Replays the function's last run if nothing it read has changed since."""
-        memo = self._memos.get(key)
+        memo = self._memos.get(position)
         if memo is None:
             return False
         for (table, name), seen in memo.reads.items():
@@ -202,7 +208,7 @@ class Solver:
         if table == "default_place":
             return self.default_place
         current = self._fresh.get(table)
-        if current is not None and (table != "self_attrs" or self._inits_done):
+        if current is not None and name in self._single_writer and (table != "self_attrs" or self._inits_done):
             value = current.get(name, _MISSING)
             if value is not _MISSING:
                 return value
