@@ -11,8 +11,9 @@ this one run:
 
 - devlint cold (no cache) with the default job count, cold with `--jobs 1`,
   and warm (nothing changed; best of three);
-- plain libcst parsing of every file in one process: the floor for any tool
-  that parses every file with libcst;
+- plain libcst parsing of every file in one process, once before and once
+  after devlint (the machine's speed drifts; ratios use the mean of the
+  two): the floor for any tool that parses every file with libcst;
 - TorchFix 0.7 (all rules) and Fixit 2.2 (default rules), each from a
   virtual environment of its own (TorchFix pins an older libcst). With
   `--install-tools` the script creates them under $DEVLINT_BENCH_VENVS
@@ -189,9 +190,13 @@ def devlint_runs(tree: Path, work: Path, timeout: float) -> list[Timing]:
     return [cold, cold_one, best, startup]
 
 
-def external_runs(files: list[Path], tree: Path, work: Path, args: argparse.Namespace) -> list[Timing]:
+def parse_run(files: list[Path], work: Path, timeout: float, label: str) -> Timing:
     listing = "\n".join(str(path) for path in files).encode()
-    out = [run("libcst parse only, one process", [str(PYTHON), "-c", _PARSE_ONLY], work, args.timeout, stdin=listing)]
+    return run(label, [str(PYTHON), "-c", _PARSE_ONLY], work, timeout, stdin=listing)
+
+
+def external_runs(files: list[Path], tree: Path, work: Path, args: argparse.Namespace) -> list[Timing]:
+    out = [parse_run(files, work, args.timeout, "libcst parse only, after devlint")]
     for name in ("torchfix", "fixit"):
         label = {"torchfix": "TorchFix 0.7, all rules", "fixit": "Fixit 2.2, default rules"}[name]
         if name in args.skip:
@@ -326,16 +331,22 @@ def main() -> None:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, target)
             copied.append(target)
+        # Plain parsing is timed before and after devlint: on a shared machine the
+        # speed drifts within a run, and the ratios use the mean of the two.
+        print("  measuring libcst (before devlint) ...", flush=True)
+        before = parse_run(copied, work, args.timeout, "libcst parse only, before devlint")
         print("  measuring devlint ...", flush=True)
         ours = devlint_runs(copy, work, args.timeout)
-        print("  measuring libcst and the other linters ...", flush=True)
+        print("  measuring libcst (after devlint) and the other linters ...", flush=True)
         theirs = external_runs(copied, copy, work, args)
-        floor = theirs[0].seconds if theirs[0].seconds and not theirs[0].timed_out else None
+        floors = [t.seconds for t in (before, theirs[0]) if t.seconds and not t.timed_out]
+        floor = sum(floors) / len(floors) if floors else None
 
         print()
         print(f"  {'run':<36} {'wall':>9} {'cpu':>9} {'kLOC/s':>9} {'x parse':>9}")
-        for timing in (*ours, *theirs):
+        for timing in (*ours, before, *theirs):
             print(_row(timing, kloc, floor))
+        print("  (x parse: against the mean of the two plain parses)")
         findings = ours[0].output.count(b"\n") - 1
         print(f"\n  devlint findings: {max(findings, 0)}; outputs of the cold, --jobs 1 and warm runs "
               f"{'byte-identical' if 'OUTPUT DIFFERS' not in ours[0].note else 'DIFFER'}")
