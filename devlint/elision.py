@@ -12,8 +12,9 @@ container of `...` where the table was.
 
 Only pure literals are blanked (constants, dotted names, nested containers,
 signs), only
-when they are large, and never when a string in them names an accelerator
-(`"cuda:0"`), which DL102 may have something to say about.
+when they are large, and never when a string or name in them mentions an
+accelerator (`"cuda:0"`, `ngpu`, `torch.cuda.x`): DL102 may have something
+to say about those, and they make a file one that may use an accelerator.
 """
 
 from __future__ import annotations
@@ -21,8 +22,7 @@ from __future__ import annotations
 import ast
 import re
 
-from devlint.analysis.guards import device_type_of_string
-from devlint.analysis.torchnames import ACCELERATOR_TYPES
+from devlint.analysis.accelerator_use import names_accelerator, string_names_accelerator
 
 # Smaller tables cost little to parse; the threshold keeps elision to real data.
 MIN_ELIDED_CHARS = 10_000
@@ -94,10 +94,16 @@ def _module_level(body: list[ast.stmt]) -> list[ast.stmt]:
 def _is_elidable(text: str, start: int, end: int, value: ast.expr) -> bool:
     if _OPENERS.get(text[start]) != text[end - 1]:
         return False  # a tuple without parentheses has no brackets to keep
+    # Words that make a file one that may use an accelerator (DL501 and DL102 ask)
+    # keep the table: blanking them would change that answer.
     for node in ast.walk(value):
         if not isinstance(node, _PURE):
             return False
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and device_type_of_string(node.value) in ACCELERATOR_TYPES:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and string_names_accelerator(node.value):
+            return False
+        if isinstance(node, ast.Name) and names_accelerator(node.id):
+            return False
+        if isinstance(node, ast.Attribute) and (node.attr == "device" or names_accelerator(node.attr)):
             return False
     return True
 

@@ -475,3 +475,29 @@ def test_a_function_defined_twice_is_known_only_by_both_definitions() -> None:
             return torch.zeros(2, device=device)
     """
     assert findings(source) == []
+
+
+def test_a_call_chain_four_deep_settles_within_the_rounds() -> None:
+    # Summaries read fresh within a round carry `.cuda()` up the whole chain at once;
+    # with one level per round the fourth caller was never reached.
+    source = """
+    import torch
+
+    def f1():
+        return torch.zeros(3).cuda()
+
+    def f2():
+        return f1()
+
+    def f3():
+        return f2()
+
+    def f4():
+        return f3()
+
+    def main():
+        x = f4()
+        y = torch.zeros(3)
+        return x + y
+    """
+    assert findings(source) == [("DL301", 18, 12)]

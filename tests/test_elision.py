@@ -75,3 +75,15 @@ def test_fix_next_to_a_table_keeps_the_table_byte_for_byte(tmp_path: Path) -> No
     result = CliRunner().invoke(main, ["check", "--fix", "--unsafe-fixes", "--no-cache", "--select", "DL501", str(path)])
     assert result.exit_code == 0, result.output
     assert path.read_bytes().decode() == head + "sd = torch.load('w.pt', map_location=device)\n"
+
+
+def test_a_table_that_mentions_an_accelerator_stays_for_dl501() -> None:
+    # The table is the file's only accelerator word: blanking it would make the file
+    # look CPU-only, and DL501 stays silent on CPU-only files.
+    rows = "".join(f"    ({i}, 0, 0): (0, 0, 0),\n" for i in range(ROWS))
+    source = f'import torch\nCONFIGS = {{\n    "backend": "cuda_graphs",\n{rows}}}\n\n\ndef load_model(path):\n    return torch.load(path)\n'
+    assert _elided(source) == source
+    assert [(f.code, f.start.line) for f in lint(source)] == [("DL501", source.count("\n"))]
+    for word in ("ngpu", "torch.cuda.Stream", "x.device"):
+        table = "import torch\n" + _table(value=word)
+        assert _elided(table) == table, word

@@ -21,13 +21,13 @@ _WORDS = frozenset({"cuda", "gpu", "gpus", "mps", "xpu", "accelerator", "accel",
 _PARTS = re.compile(r"[a-z]+")
 
 
-def _names_accelerator(identifier: str) -> bool:
+def names_accelerator(identifier: str) -> bool:
     """Whole words only: `use_cuda`, `ngpu`... but not `input` (npu) or `output` (tpu)."""
     lowered = identifier.lower()
     return any(part in _WORDS or part in ("ngpu", "cudnn") for part in _PARTS.findall(lowered.replace("_", " ")))
 
 
-def _string_names_accelerator(value: str) -> bool:
+def string_names_accelerator(value: str) -> bool:
     return device_type_of_string(value) in ACCELERATOR_TYPES or any(
         part in ACCELERATOR_TYPES for part in re.split(r"[^a-z]+", value.lower()) if part
     ) and len(value) < 40
@@ -49,17 +49,17 @@ class _Finder:
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         value = string_value(node)
-        if value is not None and _string_names_accelerator(value):
+        if value is not None and string_names_accelerator(value):
             self.found = True
 
     def visit_Name(self, node: cst.Name) -> None:
-        if _names_accelerator(node.value):
+        if names_accelerator(node.value):
             self.found = True
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if self.names.qualify(node) == "torch.device":
             return
-        if node.attr.value == "device" or _names_accelerator(node.attr.value):
+        if node.attr.value == "device" or names_accelerator(node.attr.value):
             self.found = True
 
     def visit_Param(self, node: cst.Param) -> None:
