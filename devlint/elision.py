@@ -23,6 +23,7 @@ import ast
 import re
 
 from devlint.analysis.accelerator_use import names_accelerator, string_names_accelerator
+from devlint.positions import line_starts
 
 # Smaller tables cost little to parse; the threshold keeps elision to real data.
 MIN_ELIDED_CHARS = 10_000
@@ -64,12 +65,12 @@ def _candidate_spans(text: str, tree: ast.Module) -> list[tuple[int, int, ast.ex
     ]
     if not values:
         return []
-    line_starts = _line_starts(text)
+    starts = line_starts(text)
     spans = []
     for value in values:
         assert value.end_lineno is not None and value.end_col_offset is not None
-        start = _offset(text, line_starts, value.lineno, value.col_offset)
-        end = _offset(text, line_starts, value.end_lineno, value.end_col_offset)
+        start = _offset(text, starts, value.lineno, value.col_offset)
+        end = _offset(text, starts, value.end_lineno, value.end_col_offset)
         if end - start >= MIN_ELIDED_CHARS:
             spans.append((start, end, value))
     return spans
@@ -108,14 +109,9 @@ def _is_elidable(text: str, start: int, end: int, value: ast.expr) -> bool:
     return True
 
 
-def _line_starts(text: str) -> list[int]:
-    # CPython counts \r\n, \r and \n as line breaks, as libcst does.
-    return [0] + [match.end() for match in re.finditer(r"\r\n?|\n", text)]
-
-
-def _offset(text: str, line_starts: list[int], line: int, utf8_column: int) -> int:
+def _offset(text: str, starts: list[int], line: int, utf8_column: int) -> int:
     """ast columns count UTF-8 bytes; this turns one into a character offset."""
-    start = line_starts[line - 1]
-    line_end = line_starts[line] if line < len(line_starts) else len(text)
+    start = starts[line - 1]
+    line_end = starts[line] if line < len(starts) else len(text)
     prefix = text[start:line_end].encode("utf-8")[:utf8_column]
     return start + len(prefix.decode("utf-8", errors="ignore"))

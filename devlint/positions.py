@@ -29,7 +29,12 @@ from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionPr
 
 from devlint.tree import descendants
 
-_NEWLINE = re.compile(r"\r\n?|\n")  # what libcst counts as a line break
+_NEWLINE = re.compile(r"\r\n?|\n")  # what libcst (and CPython) count as a line break
+
+
+def line_starts(text: str) -> list[int]:
+    """The offset at which each line of `text` starts."""
+    return [0] + [match.end() for match in _NEWLINE.finditer(text)]
 
 
 @dataclass
@@ -79,7 +84,7 @@ class Positions:
         # Without a final newline libcst generates one, ends the last statement
         # past it, then drops it: count lines as the generated text has them.
         self._generated = text if module.has_trailing_newline or not module.body else text + module.default_newline
-        self._line_starts = [0] + [match.end() for match in _NEWLINE.finditer(self._generated)]
+        self._line_starts = line_starts(self._generated)
         self._spans: dict[cst.CSTNode, tuple[int, int]] = {}
         self._fallback: dict[cst.CSTNode, CodeRange] = {}
         self._whole_module = False
