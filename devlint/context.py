@@ -69,7 +69,8 @@ class FileContext:
     def shared(self, build: "Callable[[FileContext], T]") -> T:
         """`build(self)`, made once per file on first use and shared by every rule that asks.
 
-        Kept on the context, not in a module-level table, so that it goes with the file.
+        Kept on the context, not in a module-level table, so that it goes with the
+        file. A value with a `release()` method has it called when the file is done.
         """
         try:
             return self._shared[build]  # type: ignore[no-any-return]
@@ -119,6 +120,10 @@ class FileContext:
         Analyses point back at the context, so without this the whole tree would
         wait for the cyclic collector instead of going with reference counting.
         """
+        for value in self._shared.values():
+            release = getattr(value, "release", None)
+            if release is not None:
+                release()
         self.__dict__.clear()
 
     def findings(self) -> list[Finding]:

@@ -92,6 +92,29 @@ GUARDED = {
             sys.exit("needs a GPU")
         model = torch.nn.Linear(2, 2).cuda()
         """,
+    "flag from an aliased availability call": """
+        import torch
+        from torch.cuda import is_available as avail
+        ok = avail()
+        x = torch.zeros(3)
+        if ok:
+            x = x.cuda()
+        """,
+    "flag from an attribute of a device object": """
+        import torch
+        on_gpu = cfg.device.type.startswith("cu")
+        x = torch.zeros(3)
+        if on_gpu:
+            x = x.cuda()
+        """,
+    "flag derived from another flag's attribute": """
+        import torch
+        run = make_run()
+        enabled = run.opts.gpus > 0
+        x = torch.zeros(3)
+        if enabled:
+            x = x.cuda()
+        """,
     "else of a cpu check": """
         import torch
         def place(t, device):

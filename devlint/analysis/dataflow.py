@@ -152,6 +152,7 @@ class Solver:
             if settled:
                 break
         self._memos = {}  # they hold this solver's methods: a cycle that would keep the tree alive
+        self.program.unlink()
         events = self._events.values()
         self.analysis.conflicts = [e for e in events if isinstance(e, Conflict)]
         self.analysis.discarded = [e for e in events if isinstance(e, DiscardedMove)]

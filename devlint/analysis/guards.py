@@ -25,7 +25,13 @@ _FLAG_WORDS = ("cuda", "gpu", "mps", "accelerat", "xpu")
 _DEVICE_STRINGS = ACCELERATOR_TYPES | CPU_TYPES
 # Entering these fails without CUDA: their bodies only ever run on a GPU machine.
 _GPU_ONLY_CONTEXTS = frozenset({"torch.cuda.device", "torch.cuda.stream", "torch.cuda.graph", "torch.cuda.graphs.graph", "torch.cuda.device_of"})
+_AVAILABILITY_LEAVES = frozenset(name.rsplit(".", 1)[-1] for name in AVAILABILITY_CALLS)
 _SKIP_DECORATORS = frozenset({"skipif", "skipunless", "requires_cuda", "requires_gpu", "requires_accelerator", "onlycuda", "skipifnocuda"})
+
+
+def _not_a_dotted_name(node: cst.CSTNode) -> bool:
+    """Prunes `a.b.c` below its top: the checks on its prefixes run on the whole name."""
+    return type(node) is not cst.Attribute or dotted_name(node) is None  # type: ignore[arg-type]
 
 
 def string_value(node: cst.CSTNode) -> str | None:
@@ -66,23 +72,37 @@ class AcceleratorGuards:
 
     # -- what counts as a guard --------------------------------------------
     def mentions_accelerator_check(self, expr: cst.BaseExpression) -> bool:
-        for node in descendants(expr):
+        for node in descendants(expr, enter=_not_a_dotted_name):
             kind = type(node)
-            if kind is cst.Call and self.ctx.qualify(node.func) in AVAILABILITY_CALLS:  # type: ignore[attr-defined]
-                return True
             if kind is cst.Name or kind is cst.Attribute:
                 dotted = dotted_name(node)  # type: ignore[arg-type]
-                if dotted is not None:
-                    if dotted in self.flags:
-                        return True
-                    leaf = dotted.rsplit(".", 1)[-1].lower()
-                    if any(word in leaf for word in _FLAG_WORDS) or leaf in {"is_cuda", "type"} and "device" in dotted:
-                        return True
-            if kind is cst.Comparison:
+                if dotted is not None and self._names_check(dotted):
+                    return True
+            elif kind is cst.Call:
+                func = node.func  # type: ignore[attr-defined]
+                # An import alias renames only a name's root: an attribute keeps its own leaf.
+                if type(func) is cst.Attribute and func.attr.value not in _AVAILABILITY_LEAVES:
+                    continue
+                if self.ctx.qualify(func) in AVAILABILITY_CALLS:
+                    return True
+            elif kind is cst.Comparison:
                 operands = [node.left, *(target.comparator for target in node.comparisons)]  # type: ignore[attr-defined]
                 if any((value := string_value(op)) is not None and device_type_of_string(value) for op in operands):
                     return True
         return False
+
+    def _names_check(self, dotted: str) -> bool:
+        """`dotted` or a prefix of it is a flag, names an accelerator, or asks a device's type."""
+        prefix = dotted
+        while True:
+            if prefix in self.flags:
+                return True
+            leaf = prefix.rsplit(".", 1)[-1].lower()
+            if any(word in leaf for word in _FLAG_WORDS) or leaf in {"is_cuda", "type"} and "device" in prefix:
+                return True
+            if "." not in prefix:
+                return False
+            prefix = prefix.rsplit(".", 1)[0]
 
     def _split(self, test: cst.BaseExpression) -> tuple[bool, bool]:
         """Which branch of an `if test` is guarded: (body, orelse)."""

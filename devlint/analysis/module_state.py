@@ -343,6 +343,10 @@ class FileIndex:
         self._in_progress: set[cst.CSTNode] = set()
         self._class_memo: dict[cst.ClassDef, ClassState] = {}
 
+    def release(self) -> None:
+        """Drops the class states: their scopes point back here, a cycle holding the classes' trees."""
+        self._class_memo.clear()
+
     def _collect_classes(self, body: tuple[cst.BaseStatement, ...] | list[cst.BaseStatement]) -> None:
         for statement in statements(body):
             if isinstance(statement, cst.ClassDef):

@@ -60,6 +60,18 @@ class Program:
         program._resolve_module_classes(names)
         return program
 
+    def unlink(self) -> None:
+        """Breaks the class <-> method links once the analysis is done.
+
+        They make cycles that hold the functions' trees: without this, each
+        file's tree would wait for a collector pass over all of it instead of
+        going with reference counting.
+        """
+        for info in self.by_key.values():
+            info.methods = {}
+        for function in self.functions:
+            function.cls = function.parent = None
+
     def _collect(
         self,
         body: "list[cst.CSTNode] | tuple[cst.CSTNode, ...]",

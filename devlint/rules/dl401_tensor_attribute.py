@@ -159,36 +159,17 @@ def _parameter_conversion(assignment: Assignment) -> cst.Call | None:
 
 def _requires_grad(value: cst.BaseExpression) -> bool:
     """A tensor that asks for gradients is meant to be a Parameter: no automatic fix."""
-    found = False
-
-    class _Visitor(cst.CSTVisitor):
-        def visit_Arg(self, node: cst.Arg) -> None:
-            nonlocal found
-            if node.keyword is not None and node.keyword.value == "requires_grad" and not (
-                isinstance(node.value, cst.Name) and node.value.value == "False"
-            ):
-                found = True
-
-        def visit_Attribute(self, node: cst.Attribute) -> None:
-            nonlocal found
-            if node.attr.value == "requires_grad_":
-                found = True
-
-    value.visit(_Visitor())
-    return found
+    for node in descendants(value):
+        if type(node) is cst.Arg and node.keyword is not None and node.keyword.value == "requires_grad":
+            if not (isinstance(node.value, cst.Name) and node.value.value == "False"):
+                return True
+        elif type(node) is cst.Attribute and node.attr.value == "requires_grad_":
+            return True
+    return False
 
 
 def _mentions_parameter(scope: Scope, value: cst.BaseExpression) -> bool:
-    found = False
-
-    class _Visitor(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            nonlocal found
-            if scope.kind(node) == PARAMETER:
-                found = True
-
-    value.visit(_Visitor())
-    return found
+    return any(type(node) is cst.Call and scope.kind(node) == PARAMETER for node in descendants(value))
 
 
 def _other_methods_assign_tensors(index: FileIndex, node: cst.ClassDef, state: ClassState, attr: str) -> bool:
