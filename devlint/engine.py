@@ -5,6 +5,7 @@ The engine knows rules only through their metadata and their visit methods.
 
 from __future__ import annotations
 
+import functools
 import gc
 import os
 import sys
@@ -44,6 +45,13 @@ class FileResult:
 _SCOPES = frozenset({cst.FunctionDef, cst.Lambda})
 
 
+@functools.cache
+def _hook_names(visitor_type: type) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A visitor class's `visit_*` and `leave_*` methods, found once per class, not per file."""
+    names = dir(visitor_type)
+    return tuple(n for n in names if n.startswith("visit_")), tuple(n for n in names if n.startswith("leave_"))
+
+
 class _Dispatcher:
     """One walk of the tree that calls every rule's visit_/leave_ methods."""
 
@@ -52,11 +60,11 @@ class _Dispatcher:
         self._visit: dict[str, list[Callable[..., object]]] = {}
         self._leave: dict[str, list[Callable[..., object]]] = {}
         for visitor in (ctx.guards, *rules):
-            for name in dir(type(visitor)):
-                if name.startswith("visit_"):
-                    self._visit.setdefault(name[6:], []).append(getattr(visitor, name))
-                elif name.startswith("leave_"):
-                    self._leave.setdefault(name[6:], []).append(getattr(visitor, name))
+            visits, leaves = _hook_names(type(visitor))
+            for name in visits:
+                self._visit.setdefault(name[6:], []).append(getattr(visitor, name))
+            for name in leaves:
+                self._leave.setdefault(name[6:], []).append(getattr(visitor, name))
         self._hooks = frozenset(name for name in (*self._visit, *self._leave) if "_" in name)
 
     def walk(self, module: cst.Module) -> None:
