@@ -114,11 +114,15 @@ class FileFinder:
         self.exclude = tuple(exclude)
         self.root = real_path(root or Path.cwd())
         self.git_root = _git_root(self.root)
+        # Per resolved folder: the .gitignore files that apply to its entries.
+        self._ignore_rules: dict[Path, tuple[tuple[str, tuple[_Pattern, ...]], ...]] = {}
 
-    def _excluded_by_config(self, path: Path) -> bool:
+    def _excluded_by_config(self, path: Path, resolved: Path | None = None) -> bool:
+        if not self.exclude:
+            return False
         name = path.name
         try:
-            relative = real_path(path).relative_to(self.root).as_posix()
+            relative = (resolved or real_path(path)).relative_to(self.root).as_posix()
         except ValueError:
             relative = path.as_posix()
         for pattern in self.exclude:
@@ -127,17 +131,29 @@ class FileFinder:
                 return True
         return False
 
-    def _ignored_by_git(self, path: Path, is_dir: bool) -> bool:
-        resolved = real_path(path)
-        top = _git_root(resolved.parent) or resolved.parent
+    def _rules_for(self, folder: Path) -> tuple[tuple[str, tuple[_Pattern, ...]], ...]:
+        """(folder prefix, patterns) of every .gitignore from the repository root down to `folder`.
+
+        Outside a repository only the folder's own file applies.
+        """
+        rules = self._ignore_rules.get(folder)
+        if rules is None:
+            top = _git_root(folder)
+            inherited = self._rules_for(folder.parent) if top is not None and folder != top else ()
+            patterns = _gitignore(folder)
+            own = ((folder.as_posix().rstrip("/") + "/", patterns),) if patterns else ()
+            rules = self._ignore_rules[folder] = inherited + own
+        return rules
+
+    def _ignored_by_git(self, path: Path, is_dir: bool, resolved: Path | None = None) -> bool:
+        resolved = resolved or real_path(path)
+        text = resolved.as_posix()
         ignored = False
-        for folder in (*reversed(resolved.parents), resolved.parent):
-            if folder != top and top not in folder.parents:
-                continue
-            for pattern in _gitignore(folder):
+        for prefix, patterns in self._rules_for(resolved.parent):
+            relative = text[len(prefix) :]
+            for pattern in patterns:
                 if pattern.directory_only and not is_dir:
                     continue
-                relative = resolved.relative_to(folder).as_posix()
                 if pattern.regex.match(relative):
                     ignored = not pattern.negated
         return ignored
@@ -147,8 +163,7 @@ class FileFinder:
         seen: set[Path] = set()
         for given in paths:
             if given.is_dir():
-                for found in self._walk(given):
-                    key = real_path(found)
+                for found, key in self._walk(given):
                     if key not in seen:
                         seen.add(key)
                         yield found, str(found)
@@ -159,7 +174,8 @@ class FileFinder:
                     seen.add(key)
                     yield given, str(given)
 
-    def _walk(self, top: Path) -> Iterator[Path]:
+    def _walk(self, top: Path) -> Iterator[tuple[Path, Path]]:
+        """(path, resolved path) of each Python file under `top`."""
         visited: set[tuple[int, int]] = set()
         for folder, dirnames, filenames in os.walk(top, followlinks=True, onerror=None):
             current = Path(folder)
@@ -173,12 +189,16 @@ class FileFinder:
                 dirnames[:] = []
                 continue
             visited.add((stat.st_dev, stat.st_ino))
+            # Resolving each entry's whole path costs a system call per path component;
+            # an entry that is not itself a link resolves to the folder's resolution.
+            resolved_folder = real_path(current)
             kept = []
             for name in sorted(dirnames):
                 child = current / name
-                if name in DEFAULT_EXCLUDES or name.endswith(".egg-info") or self._excluded_by_config(child):
+                if name in DEFAULT_EXCLUDES or name.endswith(".egg-info"):
                     continue
-                if self._ignored_by_git(child, True):
+                resolved = real_path(child) if os.path.islink(child) else resolved_folder / name
+                if self._excluded_by_config(child, resolved) or self._ignored_by_git(child, True, resolved):
                     continue
                 kept.append(name)
             dirnames[:] = kept
@@ -186,14 +206,14 @@ class FileFinder:
                 if not name.endswith(".py"):
                     continue
                 child = current / name
-                if self._excluded_by_config(child) or self._ignored_by_git(child, False):
+                resolved = real_path(child) if os.path.islink(child) else resolved_folder / name
+                if self._excluded_by_config(child, resolved) or self._ignored_by_git(child, False, resolved):
                     continue
-                yield child
+                yield child, resolved
 
 
 @lru_cache(maxsize=None)
 def _git_root(start: Path) -> Path | None:
-    for folder in (start, *start.parents):
-        if (folder / ".git").exists():
-            return folder
-    return None
+    if (start / ".git").exists():
+        return start
+    return None if start.parent == start else _git_root(start.parent)

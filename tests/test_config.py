@@ -129,6 +129,27 @@ def test_default_excludes_and_gitignore(project: Path) -> None:
     assert {path for path, _, _ in found(".venv/lib")} == {".venv/lib/m.py"}
 
 
+def test_nested_gitignores_negation_and_repositories(project: Path) -> None:
+    (project / ".git").mkdir()
+    (project / ".gitignore").write_text("*_gen.py\nlegacy/\n")
+    (project.parent / ".gitignore").write_text("src/\n")  # above the repository: not its rules
+    for folder in ("src/models", "src/legacy", "vendored/lib"):
+        (project / folder).mkdir(parents=True, exist_ok=True)
+    (project / "src" / "models" / ".gitignore").write_text("!keep_gen.py\nscratch*.py\n")
+    for name in ("src/models/net.py", "src/models/net_gen.py", "src/models/keep_gen.py", "src/models/scratch1.py", "src/legacy/old.py"):
+        (project / name).write_text(SOURCE)
+    # A repository of its own inside the project: the outer rules stop at its root.
+    (project / "vendored" / ".git").mkdir()
+    (project / "vendored" / "lib" / "util_gen.py").write_text(SOURCE)
+    # A link inside the walk is judged where it points.
+    (project / "src" / "models" / "alias.py").symlink_to(project / "src" / "models" / "net_gen.py")
+    paths = {path for path, _, _ in found(".")}
+    assert paths == {
+        "src/a.py", "src/sub/b.py", "scripts/run.py", "tests/test_x.py",
+        "src/models/net.py", "src/models/keep_gen.py", "vendored/lib/util_gen.py",
+    }
+
+
 def test_config_option_with_a_bare_devlint_table(project: Path) -> None:
     (project / "lint.toml").write_text('select = ["DL501"]\n')
     assert codes("--config", "lint.toml", "src/a.py") == {"DL501"}
