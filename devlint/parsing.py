@@ -43,9 +43,9 @@ def _skip_validation(self: CSTNode) -> None:
 def _template(arity: int) -> types.CodeType:
     """Code storing `arity` arguments through setters `_s<i>`, calling factory `_f<i>` for an omitted one."""
     params = "".join(f", p{i}" for i in range(arity))
-    body = "".join(f"    _s{i}(self, _f{i}() if p{i} is _MISSING else p{i})\n" for i in range(arity))
+    body = [f"    _s{i}(self, _f{i}() if p{i} is _MISSING else p{i})" for i in range(arity)] or ["    pass"]
     namespace: dict[str, Any] = {}
-    exec(f"def __init__(self{params}):\n{body or '    pass' + chr(10)}", namespace)  # noqa: S102 - fixed text
+    exec(f"def __init__(self{params}):\n" + "\n".join(body) + "\n", namespace)  # noqa: S102 - fixed text
     return namespace["__init__"].__code__
 
 
@@ -93,10 +93,10 @@ _CONSTRUCTORS = _node_classes()
 
 def parse_module(text: str) -> cst.Module:
     with _lock:  # one parse at a time, so libcst's constructors always come back
-        CSTNode.__post_init__ = _skip_validation  # type: ignore[method-assign]
-        for cls, (_, trimmed) in _CONSTRUCTORS.items():
-            cls.__init__ = trimmed  # type: ignore[method-assign]
         try:
+            CSTNode.__post_init__ = _skip_validation  # type: ignore[method-assign]
+            for cls, (_, trimmed) in _CONSTRUCTORS.items():
+                cls.__init__ = trimmed  # type: ignore[method-assign]
             return cst.parse_module(text)
         finally:
             for cls, (own, _) in _CONSTRUCTORS.items():

@@ -132,7 +132,6 @@ def test_default_excludes_and_gitignore(project: Path) -> None:
 def test_nested_gitignores_negation_and_repositories(project: Path) -> None:
     (project / ".git").mkdir()
     (project / ".gitignore").write_text("*_gen.py\nlegacy/\n")
-    (project.parent / ".gitignore").write_text("src/\n")  # above the repository: not its rules
     for folder in ("src/models", "src/legacy", "vendored/lib"):
         (project / folder).mkdir(parents=True, exist_ok=True)
     (project / "src" / "models" / ".gitignore").write_text("!keep_gen.py\nscratch*.py\n")

@@ -102,17 +102,23 @@ GUARDED = {
         """,
     "flag from an attribute of a device object": """
         import torch
-        on_gpu = cfg.device.type.startswith("cu")
+        ready = cfg.device.type.startswith("cu")
         x = torch.zeros(3)
-        if on_gpu:
+        if ready:
             x = x.cuda()
         """,
-    "flag derived from another flag's attribute": """
+    "a flag's attribute in a larger test": """
         import torch
-        run = make_run()
-        enabled = run.opts.gpus > 0
+        cfg.use = torch.cuda.is_available()
         x = torch.zeros(3)
-        if enabled:
+        if cfg.use.now and verbose:
+            x = x.cuda()
+        """,
+    "a flag as an attribute name in a larger test": """
+        import torch
+        ok = torch.cuda.is_available()
+        x = torch.zeros(3)
+        if cfg.ok and verbose:
             x = x.cuda()
         """,
     "else of a cpu check": """

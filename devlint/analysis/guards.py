@@ -92,7 +92,9 @@ class AcceleratorGuards:
         return False
 
     def _names_check(self, dotted: str) -> bool:
-        """`dotted` or a prefix of it is a flag, names an accelerator, or asks a device's type."""
+        """`dotted`, a prefix or a part of it is a flag, names an accelerator, or asks a device's type."""
+        if "." in dotted and any(part in self.flags for part in dotted.split(".")):
+            return True
         prefix = dotted
         while True:
             if prefix in self.flags:

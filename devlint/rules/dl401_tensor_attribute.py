@@ -169,7 +169,11 @@ def _requires_grad(value: cst.BaseExpression) -> bool:
 
 
 def _mentions_parameter(scope: Scope, value: cst.BaseExpression) -> bool:
-    return any(type(node) is cst.Call and scope.kind(node) == PARAMETER for node in descendants(value))
+    # Every call's kind is asked for, without stopping at the first: asking fills
+    # the file index's memo of local functions' return kinds, and later answers
+    # must not depend on where this walk stopped.
+    kinds = [scope.kind(node) for node in descendants(value) if type(node) is cst.Call]
+    return PARAMETER in kinds
 
 
 def _other_methods_assign_tensors(index: FileIndex, node: cst.ClassDef, state: ClassState, attr: str) -> bool:
