@@ -30,7 +30,7 @@ _SKIP_DECORATORS = frozenset({"skipif", "skipunless", "requires_cuda", "requires
 
 
 def _not_a_dotted_name(node: cst.CSTNode) -> bool:
-    """Prunes `a.b.c` below its top: the checks on its prefixes run on the whole name."""
+    """Prunes `a.b.c` below its top: `_names_check` covers its prefixes and parts from the whole name."""
     return type(node) is not cst.Attribute or dotted_name(node) is None  # type: ignore[arg-type]
 
 
