@@ -23,13 +23,13 @@ import importlib.util
 import json
 import os
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from devlint import __version__
+from devlint.atomic import write_atomic
 from devlint.finding import Edit, Finding, Fix, Position
 
 if TYPE_CHECKING:
@@ -270,17 +270,8 @@ class Cache:
         try:
             _prepare_dir(self.file.parent.parent.parent)
             self.file.parent.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(prefix=f".{self.file.name}.", suffix=".tmp", dir=self.file.parent)
-            try:
-                with os.fdopen(handle, "w", encoding="utf-8") as out:
-                    json.dump(payload, out, separators=(",", ":"))
-                os.replace(temporary, self.file)
-            except BaseException:
-                try:
-                    os.unlink(temporary)
-                except OSError:
-                    pass
-                raise
+            data = json.dumps(payload, separators=(",", ":")).encode("utf-8")
+            write_atomic(self.file, data, keep_mode=False, durable=False, suffix=".tmp")
         except OSError:
             # A read-only tree or a full disk costs speed, never the run.
             return

@@ -8,15 +8,13 @@ reported. `--diff` computes the same text and prints it instead of writing.
 from __future__ import annotations
 
 import difflib
-import os
-import stat
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import libcst as cst
 
+from devlint.atomic import write_atomic
 from devlint.config import Settings
 from devlint.engine import FileResult, check_bytes, selected_rules
 from devlint.finding import Edit, Finding, Fix
@@ -130,30 +128,6 @@ def fix_text(result: FileResult, settings: Settings, unsafe: bool) -> _FileFix:
     if choose_fixes(findings, unsafe, len(text)):
         raise FixFailed(f"{result.path}: fixes did not settle after {MAX_PASSES} passes; file left unchanged, please report it")
     return _FileFix(text, fixed, findings)
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write through a temporary file in the same folder, then rename over the original.
-
-    The original's permission bits are kept. On any failure the original is
-    untouched and the temporary file removed; the OSError propagates.
-    """
-    mode = stat.S_IMODE(os.stat(path).st_mode)
-    folder = path.parent
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".devlint-tmp", dir=folder)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
 
 
 def _unified_diff(display: str, before: str, after: str) -> str:
