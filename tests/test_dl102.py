@@ -126,3 +126,43 @@ def test_get_device_as_a_target() -> None:
     )
     assert [(f.code, f.start.line, f.start.column) for f in found] == [("DL102", 3, 17)]
     assert found[0].message.startswith("`.to(b.get_device())` assumes a GPU")
+
+
+def test_other_accelerators_availability_checks_guard_their_literals() -> None:
+    # huggingface/accelerate state.py: the device ladder over vendor helpers.
+    assert positions(
+        """
+        import torch
+        from accelerate.utils import is_hpu_available, is_npu_available
+
+
+        def default_device():
+            if is_npu_available():
+                return torch.device("npu")
+            elif is_hpu_available():
+                return torch.device("hpu")
+            elif torch.cuda.is_available():
+                return torch.device("cuda")
+            return torch.device("cpu")
+        """
+    ) == []
+
+
+def test_a_short_accelerator_name_inside_a_word_is_no_guard() -> None:
+    # "input" holds "npu" and "output" holds "tpu": neither checks for an accelerator.
+    assert positions(
+        """
+        import torch
+
+
+        def f(input_ids, output):
+            if input_ids is not None and output:
+                return torch.device("npu")
+        """
+    ) == [("DL102", 6, 29)]
+
+
+@pytest.mark.parametrize("literal", ['"npu"', "'hpu:0'", '"xla"', "'mtia'"])
+def test_a_file_that_names_no_cuda_is_still_checked_for_other_accelerators(literal: str) -> None:
+    found = lint(f"import torch\nrank = 0\ndevice = torch.device({literal})\n")
+    assert [(f.code, f.start.line, f.start.column) for f in found] == [("DL102", 3, 23)]

@@ -255,6 +255,18 @@ NEGATIVES = {
                 y = y.to(device)
                 yield x, y
         """,
+    "a-mapping-batch-moved-in-place": """
+        # huggingface/accelerate examples: BatchEncoding.to() moves its tensors in place.
+        import torch
+
+
+        def evaluate(model, eval_dataloader, accelerator):
+            for step, batch in enumerate(eval_dataloader):
+                batch.to(accelerator.device)
+                with torch.no_grad():
+                    outputs = model(**batch)
+                yield outputs.logits, batch["labels"]
+        """,
 }
 
 

@@ -192,6 +192,41 @@ def test_a_cpu_input_to_a_module_moved_to_the_device() -> None:
     ]
 
 
+def test_a_local_model_built_without_a_device_and_never_moved() -> None:
+    source = """
+    import torch.nn as nn
+
+
+    class Net(nn.Module):
+        def __init__(self, n, device=None):
+            super().__init__()
+            self.fc = nn.Linear(n, n, device=device)
+
+        def forward(self, x):
+            return self.fc(x)
+
+
+    def f(x, device):
+        model = Net(3)
+        return model(x.to(device))
+    """
+    assert findings(source) == [("DL301", 15, 12)]
+    assert messages(source)[0].startswith("`model(x.to(device))` mixes devices: `model` is on the CPU (built by `Net(...)` on the CPU, line 14)")
+
+
+def test_a_layer_built_on_the_cpu_by_its_device_keyword() -> None:
+    source = """
+    import torch.nn as nn
+
+
+    def f(x, device):
+        layer = nn.Linear(3, 4, device="cpu")
+        return layer(x.to(device))
+    """
+    assert findings(source) == [("DL301", 6, 12)]
+    assert messages(source)[0].startswith("`layer(x.to(device))` mixes devices: `layer` is on the CPU (built by `Linear(...)`, line 5)")
+
+
 def test_a_loss_built_with_cpu_class_weights() -> None:
     # pytorch/pytorch#122757: the weights stay on the CPU inside the never-moved loss.
     source = """
@@ -606,6 +641,70 @@ NEGATIVES = {
                 if loss < best:
                     best = loss.detach()
             return total / len(loader), best
+        """,
+    "submodule-from-a-helper-unpacked-in-init": """
+        import torch.nn as nn
+
+
+        def make_stem(chs):
+            stem = nn.Sequential()
+            stem.add_module("conv", nn.Conv2d(3, chs, 3))
+            return stem, [chs]
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.stem, self.info = make_stem(8)
+
+            def forward(self, x):
+                return self.stem(x)
+        """,
+    "layers-and-tensors-built-with-the-factory-keywords": """
+        import torch
+        import torch.nn as nn
+
+
+        def f(x, device, n):
+            dd = dict(device=device, dtype=torch.float32)
+            first = nn.Linear(n, n, device=device)
+            second = nn.Linear(n, n, **dd)
+            eye = torch.eye(n, **dd)
+            ones = torch.zeros_like(x, **dd)
+            x = x.to(device)
+            return second(first(x)) @ eye + ones
+        """,
+    "local-model-given-its-device": """
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self, n, device=None):
+                super().__init__()
+                self.fc = nn.Linear(n, n, device=device)
+
+            def forward(self, x):
+                return self.fc(x)
+
+
+        def f(x, device, cfg):
+            a = Net(3, device)
+            b = Net(3, device=device)
+            c = Net(**cfg)
+            x = x.to(device)
+            return a(x) + b(x) + c(x)
+        """,
+    "model-handed-to-an-imported-hook-that-places-it": """
+        import torch
+        import torch.nn as nn
+        from accelerate.hooks import CpuOffload, add_hook_to_module
+
+
+        def f(device):
+            model = nn.Linear(3, 3)
+            add_hook_to_module(model, CpuOffload(execution_device=device))
+            x = torch.randn(2, 3).to(device)
+            return model(x)
         """,
 }
 

@@ -22,9 +22,18 @@ if TYPE_CHECKING:
     from devlint.context import FileContext
 
 _FLAG_WORDS = ("cuda", "gpu", "mps", "accelerat", "xpu")
+# Too short to match inside a word (`input` holds "npu"): matched as a whole `_` part.
+_FLAG_PARTS = frozenset({"npu", "hpu", "mtia", "xla", "tpu"})
 _DEVICE_STRINGS = ACCELERATOR_TYPES | CPU_TYPES
 # Entering these fails without CUDA: their bodies only ever run on a GPU machine.
 _GPU_ONLY_CONTEXTS = frozenset({"torch.cuda.device", "torch.cuda.stream", "torch.cuda.graph", "torch.cuda.graphs.graph", "torch.cuda.device_of"})
+
+
+def names_an_accelerator(name: str) -> bool:
+    """`use_cuda`, `ngpu`, `is_npu_available`: a lower-case name that speaks of an accelerator."""
+    return any(word in name for word in _FLAG_WORDS) or not _FLAG_PARTS.isdisjoint(name.split("_"))
+
+
 _AVAILABILITY_LEAVES = frozenset(name.rsplit(".", 1)[-1] for name in AVAILABILITY_CALLS)
 _SKIP_DECORATORS = frozenset({"skipif", "skipunless", "requires_cuda", "requires_gpu", "requires_accelerator", "onlycuda", "skipifnocuda"})
 
@@ -100,7 +109,9 @@ class AcceleratorGuards:
             if prefix in self.flags:
                 return True
             leaf = prefix.rsplit(".", 1)[-1].lower()
-            if any(word in leaf for word in _FLAG_WORDS) or leaf in {"is_cuda", "type"} and "device" in prefix:
+            if names_an_accelerator(leaf):
+                return True
+            if leaf in {"is_cuda", "type"} and "device" in prefix:
                 return True
             if "." not in prefix:
                 return False
@@ -219,7 +230,7 @@ class AcceleratorGuards:
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         # A test marked to skip without CUDA, or a function named for the GPU path.
-        guarded = self._decorated_guard(node) or any(word in node.name.value.lower() for word in _FLAG_WORDS)
+        guarded = self._decorated_guard(node) or names_an_accelerator(node.name.value.lower())
         self._if_stack.append((guarded, False))
         self.visit_If_body(node)  # type: ignore[arg-type]
 

@@ -264,7 +264,18 @@ class FunctionRun:
             return True
         return True
 
-    def _assign(self, target: cst.BaseExpression, value: Value, source: cst.CSTNode) -> None:
+    def _assign(self, target: cst.BaseExpression, value: Value, source: cst.CSTNode | None) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)) and not any(isinstance(el, cst.StarredElement) for el in target.elements):
+            # Each target gets what a single assignment would give it: `self.stem, info = make_stem()`
+            # registers a submodule exactly as `self.stem = make_stem()` does.
+            elements = [el.value for el in target.elements]
+            sources: list[cst.CSTNode | None] = [None] * len(elements)
+            if isinstance(source, (cst.Tuple, cst.List)) and len(source.elements) == len(elements):
+                if not any(isinstance(el, cst.StarredElement) for el in source.elements):
+                    sources = [el.value for el in source.elements]
+            for element, part, element_source in zip(elements, self._unpack(value, len(elements)), sources):
+                self._assign(element, part, element_source)
+            return
         if isinstance(target, cst.Subscript):
             # `t[i] = v` writes into t; `batch[k] = v.to(device)` makes the container partly moved.
             container = self.eval(target.value)
@@ -279,7 +290,7 @@ class FunctionRun:
                 value = self._module_attribute(value, source)
         self.bind(target, value)
 
-    def _module_attribute(self, value: Value, source: cst.CSTNode) -> Value:
+    def _module_attribute(self, value: Value, source: cst.CSTNode | None) -> Value:
         """What `self.x = value` means inside a Module: submodules and parameters follow the module."""
         if isinstance(source, cst.Call) and self.qualify(source.func) in REGISTERED_STATE_CLASSES:
             return Value(Kind.TENSOR, MODULE_DEVICE)
@@ -305,7 +316,7 @@ class FunctionRun:
                 receiver = self.eval(receiver_expr)
                 moved = self.eval(expr)
                 name = dotted_name(receiver_expr)
-                if receiver.kind is Kind.TENSOR or receiver.batch is not None:
+                if receiver.kind is Kind.TENSOR or receiver.batch is not None and not (name is not None and self._used_as_mapping(name)):
                     self.solver.record(self.key, expr, DiscardedMove(expr, receiver_expr, method))
                     if name is not None:
                         # One root cause, one finding: later uses are not reported again.
@@ -341,6 +352,22 @@ class FunctionRun:
             if self.func is None:
                 self.solver.note_default_place(place)
         self.eval(expr)
+
+    def _used_as_mapping(self, name: str) -> bool:
+        """`**batch` or `batch["input_ids"]` in this function: a mapping that has `.to()`.
+
+        That is transformers' `BatchEncoding` and its kin, whose `.to()` moves the
+        tensors in place and returns the batch itself: the statement is no bug.
+        """
+        scope: cst.CSTNode = self.func.node if self.func is not None else self.solver.analysis.module
+        for node in descendants(scope):
+            if type(node) is cst.Arg and node.star == "**" and dotted_name(node.value) == name:
+                return True
+            if type(node) is cst.Subscript and len(node.slice) == 1 and dotted_name(node.value) == name:
+                index = node.slice[0].slice
+                if isinstance(index, cst.Index) and isinstance(index.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+                    return True
+        return False
 
     def exec_if(self, stmt: cst.If) -> bool:
         self.eval(stmt.test)
@@ -826,6 +853,18 @@ class FunctionRun:
                 return arg
         return None
 
+    @staticmethod
+    def _keywords_unpacked(node: cst.Call) -> bool:
+        """`f(..., **options)`: any keyword, `device=` included, may be in there."""
+        return any(arg.star == "**" for arg in node.args)
+
+    def _may_pass_device(self, node: cst.Call, args: list[tuple[cst.CSTNode, Value]]) -> bool:
+        """A constructor given a device (`Net(cfg, device)`, `dev=...`) or arguments we cannot see (`**cfg`)."""
+        if any(arg.star for arg in node.args) or any(value.kind is Kind.DEVICE for _, value in args):
+            return True
+        settings = self.solver.settings
+        return any(arg.keyword is not None and is_device_name(arg.keyword.value, settings) for arg in node.args)
+
     def call_qualified(self, node: cst.Call, qualified: str) -> Value:
         settings = self.solver.settings
         if qualified == "torch.device":
@@ -856,6 +895,8 @@ class FunctionRun:
             device = self._keyword(node, "device")
             if device is not None:
                 return Value(Kind.TENSOR, self.device_place(device.value), self.origin(node, f"created by `{qualified}`"))
+            if self._keywords_unpacked(node):
+                return Value(Kind.TENSOR)
             return args[0][1].at(args[0][1].place, kind=Kind.TENSOR, batch=None) if args else F.UNKNOWN
         if qualified in NUMPY_CONVERTERS:
             args = self._args(node)
@@ -883,8 +924,7 @@ class FunctionRun:
             return result
         if self._is_move_helper(qualified.rsplit(".", 1)[-1]):
             return self.move_helper(node)
-        for _, value in self._args(node):
-            pass
+        self._escape_args(node, self._args(node))
         return F.UNKNOWN
 
     def _loader_text(self, node: cst.Call) -> str:
@@ -907,6 +947,8 @@ class FunctionRun:
         name = qualified.replace("torch.", "torch.", 1)
         if device is not None:
             return Value(Kind.TENSOR, self.device_place(device.value), self.origin(node, f"created by `{name}`"))
+        if self._keywords_unpacked(node):
+            return Value(Kind.TENSOR)
         if qualified in INPUT_FOLLOWING:
             tensors = [v for _, v in args if v.kind is Kind.TENSOR]
             if tensors:
@@ -938,6 +980,12 @@ class FunctionRun:
             text = " ".join(self.solver.analysis.module.code_for_node(expr).split())
             return Value(Kind.MODULE, place, self.origin(node, f"built with the tensor `{text}`"), cls=leaf)
         if leaf in PARAMETER_FREE_MODULES or leaf.endswith("Loss"):
+            return Value(Kind.MODULE, cls=leaf)
+        # `nn.Linear(3, 4, device=device)`: the factory keywords every built-in layer takes.
+        device = self._keyword(node, "device")
+        if device is not None:
+            return Value(Kind.MODULE, self.device_place(device.value), self.origin(node, f"built by `{leaf}(...)`"), cls=leaf)
+        if self._may_pass_device(node, args):
             return Value(Kind.MODULE, cls=leaf)
         return Value(Kind.MODULE, CPU, self.origin(node, f"built by `{leaf}(...)` on the CPU"), cls=leaf)
 
@@ -1004,6 +1052,8 @@ class FunctionRun:
         if init is not None:
             self._note_args(init, node, args, skip_self=True)
         if cls.is_module:
+            if self._may_pass_device(node, args):
+                return Value(Kind.MODULE, cls=cls.name)  # its `__init__` may build its layers there
             return Value(Kind.MODULE, CPU, self.origin(node, f"built by `{cls.name}(...)` on the CPU"), cls=cls.name)
         tensors = [value for _, value in args if value.kind is Kind.TENSOR or value.place.kind is PlaceKind.FOLLOWS]
         return Value(Kind.INSTANCE, cls=cls.name, elem=tensors[0] if len(tensors) == 1 else None)

@@ -38,7 +38,15 @@ class AcceleratorLiteral(Rule):
     code = "DL102"
     name = "accelerator-literal"
     summary = "an accelerator device literal (`\"cuda\"`, `torch.device(\"cuda\")`, `device=\"cuda\"`) outside the device-selection idiom"
-    needles = ("cuda", "mps", "xpu", "get_device")
+    # The short device types occur inside common words ("input" holds "npu"), so
+    # for them only a quoted literal is looked for: `"npu:0"`, `f'hpu:{i}'`.
+    needles = (
+        "cuda",
+        "mps",
+        "xpu",
+        "get_device",
+        *(f"{quote}{kind}" for kind in sorted(ACCELERATOR_TYPES - {"cuda", "mps", "xpu"}) for quote in "\"'"),
+    )
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
