@@ -227,6 +227,30 @@ def test_a_layer_built_on_the_cpu_by_its_device_keyword() -> None:
     assert messages(source)[0].startswith("`layer(x.to(device))` mixes devices: `layer` is on the CPU (built by `Linear(...)`, line 5)")
 
 
+def test_a_test_that_expects_the_mix_to_fail_is_not_reported_but_what_follows_is() -> None:
+    source = """
+    import pytest
+    import torch
+    import torch.nn as nn
+
+
+    def test_mixed(device):
+        model = nn.Linear(3, 3).to(device)
+        x = torch.randn(2, 3)
+        with pytest.raises(RuntimeError, match="same device"):
+            model(x)
+        return model(x)
+
+
+    class T:
+        def test_mixed(self, device):
+            model = nn.Linear(3, 3).to(device)
+            with self.assertRaises(RuntimeError):
+                model(torch.randn(2, 3))
+    """
+    assert findings(source) == [("DL301", 11, 12)]
+
+
 def test_a_loss_built_with_cpu_class_weights() -> None:
     # pytorch/pytorch#122757: the weights stay on the CPU inside the never-moved loss.
     source = """
