@@ -91,3 +91,34 @@ def test_other_load_functions_are_not_torch_load() -> None:
         d = model.load("x")
         """
     ) == []
+
+
+def test_a_checkpoint_in_a_temporary_directory_is_not_reported_but_one_from_elsewhere_is() -> None:
+    # Lightning-AI/litgpt tests: saved by a helper into pytest's tmp_path, read back at once.
+    assert positions(
+        """
+        import tempfile
+        import torch
+
+
+        def test_adapter_filter(tmp_path, fabric, model):
+            save_path = tmp_path / "model.pth"
+            fabric.save(save_path, {"model": model})
+            saved = torch.load(save_path)["model"]
+            final = torch.load(tmp_path / "final" / "lit_model.pth.adapter")
+            fn = str(tmp_path / "test.pt")
+            again = torch.load(fn)
+
+
+        class T:
+            def test_roundtrip(self, trainer):
+                with tempfile.TemporaryDirectory() as folder:
+                    trainer.save_model(folder)
+                    state = torch.load(f"{folder}/model.bin")
+
+
+        def load(save_path):
+            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+            return torch.load(save_path)
+        """
+    ) == [("DL501", 23, 12)]

@@ -11,15 +11,23 @@ from devlint.fixes import add_map_location
 from devlint.rule import Rule
 
 
+# pytest's temporary-directory fixtures and the names tests give `TemporaryDirectory()`.
+_TEMPORARY_NAMES = frozenset({"tmp_path", "tmpdir", "tmp_path_factory", "tmpdirname", "tmp_dir", "temp_dir"})
+_TEMPORARY_CALLS = frozenset(
+    {"tempfile.TemporaryDirectory", "tempfile.mkdtemp", "tempfile.NamedTemporaryFile", "tempfile.mkstemp", "tempfile.gettempdir"}
+)
+
+
 class LoadWithoutMapLocation(Rule):
     """A checkpoint saved from GPU tensors restores them onto the GPU: on a
     CPU-only machine `torch.load` raises "Attempting to deserialize object on
     a CUDA device". `map_location` makes the load portable.
 
-    A file that never names an accelerator (pure CPU code), and a load of a
+    A file that never names an accelerator (pure CPU code), a load of a
     checkpoint the same script saved (same path expression, also through
-    `with open(path) as f`), are not reported: that file was written on the
-    machine reading it.
+    `with open(path) as f`), and a load from a temporary directory (pytest's
+    `tmp_path`, `tempfile.TemporaryDirectory()`) are not reported: that file
+    was written on the machine reading it.
     """
 
     code = "DL501"
@@ -33,6 +41,13 @@ class LoadWithoutMapLocation(Rule):
         super().__init__(ctx)
         self._opened: dict[str, str] = {}  # `f` -> `args.save` for `with open(args.save) as f`
         self._saved: set[str] | None = None
+        self._temporary: list[set[str]] = [set()]  # per function: names that hold a temporary path
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._temporary.append(set())
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._temporary.pop()
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         call = node.item
@@ -40,6 +55,23 @@ class LoadWithoutMapLocation(Rule):
             target = dotted_name(node.asname.name)  # type: ignore[arg-type]
             if target is not None:
                 self._opened[target] = self._text(call.args[0].value)
+        if node.asname is not None and isinstance(node.asname.name, cst.Name) and self._temporary_path(call):
+            self._temporary[-1].add(node.asname.name.value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if self._temporary_path(node.value):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    self._temporary[-1].add(target.target.value)
+
+    def _temporary_path(self, expr: cst.BaseExpression) -> bool:
+        """`tmp_path / "model.pt"`, `tempfile.mkdtemp()`, or a name this function bound to one."""
+        for node in descendants(expr):
+            if type(node) is cst.Name and (node.value in _TEMPORARY_NAMES or any(node.value in names for names in self._temporary)):
+                return True
+            if type(node) is cst.Call and self.ctx.qualify(node.func) in _TEMPORARY_CALLS:  # type: ignore[attr-defined]
+                return True
+        return False
 
     def _text(self, expr: cst.BaseExpression) -> str:
         name = dotted_name(expr)
@@ -64,6 +96,8 @@ class LoadWithoutMapLocation(Rule):
         if not self.ctx.may_use_accelerator:
             return
         if node.args and not node.args[0].keyword and self._text(node.args[0].value) in self._saved_paths():
+            return
+        if node.args and not node.args[0].keyword and self._temporary_path(node.args[0].value):
             return
         call = self.ctx.module.code_for_node(node.func)
         self.report(
