@@ -666,6 +666,18 @@ NEGATIVES = {
                     best = loss.detach()
             return total / len(loader), best
         """,
+    "tensors-made-from-sizes-are-0-dim": """
+        # huggingface/peft oft/layer.py: eps / torch.sqrt(torch.tensor(oft_R.shape[0])).
+        import torch
+
+
+        def f(x, device, eps=1e-5):
+            x = x.to(device)
+            a = torch.tensor(x.shape[0])
+            b = torch.tensor(x.size(0))
+            scale = eps * 1 / torch.sqrt(torch.tensor(x.shape[-1] ** 0.5))
+            return x * a, x * b, x <= scale
+        """,
     "submodule-from-a-helper-unpacked-in-init": """
         import torch.nn as nn
 

@@ -557,6 +557,8 @@ class FunctionRun:
             if base.place.known or base.place.kind is PlaceKind.FOLLOWS and not holder:
                 return Value(Kind.DEVICE, base.place)
             return Value(Kind.DEVICE, Place(PlaceKind.DEVICE, name or "device"))
+        if attr in ("shape", "ndim") and base.kind in (Kind.TENSOR, Kind.UNKNOWN):
+            return F.SCALAR  # a size, whatever holds it
         if base.batch is not None:
             return base  # batch.input_ids: still part of the unmoved batch
         if base.weak and base.place.on_accelerator and attr not in ("shape", "dtype", "ndim"):
@@ -600,6 +602,8 @@ class FunctionRun:
             return F.UNKNOWN
         if base.kind is Kind.SEQ:
             return base.elem or F.UNKNOWN
+        if base.kind is Kind.SCALAR:
+            return F.SCALAR  # `x.shape[0]`: a number out of a size
         if base.kind is Kind.TENSOR or base.kind is Kind.UNKNOWN and base.place.known:
             # A device tensor may be indexed with CPU indices; a CPU tensor not with device ones.
             if base.place == CPU:
