@@ -251,6 +251,22 @@ def test_a_test_that_expects_the_mix_to_fail_is_not_reported_but_what_follows_is
     assert findings(source) == [("DL301", 11, 12)]
 
 
+def test_a_helper_called_without_its_device_still_mixes_inside() -> None:
+    source = """
+    import torch
+
+
+    def make(n, device=None):
+        a = torch.zeros(n, device=device)
+        b = torch.ones(n)
+        return a + b
+
+
+    total = make(3)
+    """
+    assert findings(source) == [("DL301", 7, 12)]
+
+
 def test_a_loss_built_with_cpu_class_weights() -> None:
     # pytorch/pytorch#122757: the weights stay on the CPU inside the never-moved loss.
     source = """
@@ -677,6 +693,40 @@ NEGATIVES = {
             b = torch.tensor(x.size(0))
             scale = eps * 1 / torch.sqrt(torch.tensor(x.shape[-1] ** 0.5))
             return x * a, x * b, x <= scale
+        """,
+    "a-device-parameter-left-at-none-is-the-default-device": """
+        # pytorch/ignite tests: a helper called with and without a device.
+        import torch
+
+
+        def y_test(device=None):
+            return torch.tensor([0.1, 0.4], device=device).log()
+
+
+        def test_kwargs(available_device):
+            y_pred = y_test()
+            weight = torch.tensor([0.1, 0.1])
+            again = y_test(device=available_device)
+            return y_pred * weight, again
+        """,
+    "a-helper-only-ever-called-without-its-device": """
+        # pytorch/ignite tests/ignite/metrics/test_loss.py
+        import torch
+        from torch.nn.functional import nll_loss
+
+
+        def y_test_1(requires_grad=False, device=None):
+            return (
+                torch.tensor([[0.1, 0.4, 0.5], [0.1, 0.7, 0.2]], device=device, requires_grad=requires_grad).log(),
+                torch.tensor([2, 2], device=device).long(),
+                1.1512925625,
+            )
+
+
+        def test_kwargs_loss():
+            y_pred, y, _ = y_test_1()
+            kwargs = {"weight": torch.tensor([0.1, 0.1, 0.1])}
+            return nll_loss(y_pred, y, **kwargs)
         """,
     "submodule-from-a-helper-unpacked-in-init": """
         import torch.nn as nn

@@ -241,6 +241,21 @@ NEGATIVES = {
             total = np.sum([1.0, 2.0])
             return t * 2, arr, total, np.array(t.shape)
         """,
+    "moved-to-a-device-named-for-the-cpu": """
+        # detectron2 CityscapesSemSegEvaluator: the CPU device kept on a base class.
+        import torch
+
+
+        class Evaluator:
+            def __init__(self):
+                self._cpu_device = torch.device("cpu")
+
+
+        class SemSeg(Evaluator):
+            def process(self, output, device):
+                output = output.to(device)
+                return output.argmax(dim=0).to(self._cpu_device).numpy()
+        """,
 }
 
 

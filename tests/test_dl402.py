@@ -118,6 +118,8 @@ def test_local_module_classes_count() -> None:
         "self.convs = []\nfor i in range(n):\n    conv = nn.Conv2d(1, 1, 3)\n    setattr(self, f'conv{i}', conv)\n    self.convs.append(conv)\n",
         "self.convs = []\nfor i in range(n):\n    conv = nn.Conv2d(1, 1, 3)\n    self.add_module(f'conv{i}', conv)\n    self.convs.append(conv)\n",
         "self.blocks = [nn.Linear(4, 4) for _ in range(n)]\nfor i, b in enumerate(self.blocks):\n    self.add_module(str(i), b)\n",
+        # detectron2 SemSegFPNHead: each head registered as it is appended.
+        "self.heads = []\nfor i in range(n):\n    self.heads.append(nn.Sequential(nn.Conv2d(1, 1, 3)))\n    self.add_module(f'h{i}', self.heads[-1])\n",
         "self.params = [nn.Parameter(torch.zeros(2))]\n",
         "self.names = {'a': 'conv', 'b': 'fc'}\n",
     ],

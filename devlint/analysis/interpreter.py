@@ -1126,7 +1126,26 @@ class FunctionRun:
             if receiver is not None and receiver.place.known:
                 return result.at(receiver.place)
             return replace(result, place=F.UNKNOWN_PLACE) if receiver is not None else result
-        return result
+        return self._defaulted_devices(result, target, node, params)
+
+    def _defaulted_devices(self, result: Value, target: FunctionInfo, node: cst.Call, params: list[str]) -> Value:
+        """`make(n)` for `def make(n, device=None)`: what it creates "on `device`" is on the default device here."""
+        if result.items is not None:
+            items = tuple(self._defaulted_devices(item, target, node, params) for item in result.items)
+            return result if items == result.items else replace(result, items=items)
+        name = result.place.name
+        if result.place.kind is not PlaceKind.DEVICE or name not in params:
+            return result
+        position = params.index(name)
+        for index, arg in enumerate(node.args):
+            if arg.star or (arg.keyword.value == name if arg.keyword is not None else index == position):
+                passed = arg.value
+                if not (isinstance(passed, cst.Name) and passed.value == "None"):
+                    return result
+        param = next(p for p in target.params if p.name.value == name)
+        if param.default is None or not (isinstance(param.default, cst.Name) and param.default.value == "None"):
+            return result
+        return replace(result, place=F.UNKNOWN_PLACE)
 
     def call_method(self, node: cst.Call, func: cst.Attribute) -> Value:
         method = func.attr.value

@@ -728,7 +728,9 @@ class _ConstructorWalk:
                 continue
             if _registers(scope, call):
                 for arg in call.args:
-                    attr = scope.self_attribute(arg.value)
+                    # `self.add_module(name, self.heads[-1])` registers what the list holds.
+                    value = arg.value.value if isinstance(arg.value, cst.Subscript) else arg.value
+                    attr = scope.self_attribute(value)
                     if attr is not None and attr in self.state.attrs:
                         self.state.attrs[attr].used_to_register = True
 

@@ -19,8 +19,8 @@ def is_device_name(name: str, settings: Settings) -> bool:
     if name in settings.device_variables:
         return True
     lowered = name.lower()
-    if "dev" not in lowered:
-        return False
+    if "dev" not in lowered or "cpu" in lowered:
+        return False  # `cpu_device` names the CPU, not the device chosen at run time
     return lowered not in _NOT_DEVICE and _DEVICE_NAME.match(lowered) is not None
 
 
