@@ -255,6 +255,19 @@ NEGATIVES = {
                 y = y.to(device)
                 yield x, y
         """,
+    "a-pyg-batch-moved-in-place": """
+        # pyg-team/pytorch_geometric graphgym: Batch.to() moves its tensors in place.
+        import torch
+
+
+        def train_epoch(loader, model, device):
+            for batch in loader:
+                batch.to(device)
+                pred, true = model(batch)
+            for i, graph in enumerate(loader):
+                graph.to(device)
+                model(graph.x, graph.edge_index)
+        """,
     "a-mapping-batch-moved-in-place": """
         # huggingface/accelerate examples: BatchEncoding.to() moves its tensors in place.
         import torch

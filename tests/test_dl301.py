@@ -728,6 +728,68 @@ NEGATIVES = {
             kwargs = {"weight": torch.tensor([0.1, 0.1, 0.1])}
             return nll_loss(y_pred, y, **kwargs)
         """,
+    "a-model-whose-base-class-is-defined-elsewhere": """
+        # fairseq wav2vec2.py: BaseFairseqModel is an nn.Module from another file.
+        import torch
+        import torch.nn as nn
+        from fairseq.models import BaseFairseqModel
+
+
+        class Wav2Vec2Model(BaseFairseqModel):
+            def __init__(self, dim):
+                super().__init__()
+                self.project_q = nn.Linear(dim, dim)
+
+            def forward(self, source, mask_indices):
+                x = self.feature_extractor(source)
+                mask_indices = torch.from_numpy(mask_indices).to(x.device)
+                y = self.project_q(x)
+                return y[mask_indices]
+        """,
+    "a-forward-called-with-cpu-inputs-and-an-optional-mask": """
+        # torchtune compare_fused_attention.py: CPU inputs, a mask made from them, a model seen by a helper.
+        import torch
+        import torch.nn as nn
+        from tests.test_utils import fixed_init_model
+
+
+        class Attention(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.output_proj = nn.Linear(dim, dim)
+
+            def forward(self, x, mask=None):
+                q = self.pos_embeddings(x)
+                out = nn.functional.scaled_dot_product_attention(q, q, q, attn_mask=mask)
+                return self.output_proj(out)
+
+
+        def _get_mask(inpt):
+            mask = torch.full((1, 1, 4, 4), float("-inf"), device=inpt.device)
+            return torch.triu(mask, diagonal=1).type_as(inpt)
+
+
+        def compare(inputs):
+            attn = Attention(8)
+            fixed_init_model(attn)
+            mask = _get_mask(inputs)
+            return attn(inputs, mask)
+
+
+        compare(torch.randn(1, 4, 8))
+        """,
+    "layers-built-under-with-torch-device": """
+        # torchtune test_activation_offloading.py
+        import torch
+        import torch.nn as nn
+
+
+        def test_offloading():
+            with torch.device("cuda"):
+                model = nn.Sequential(nn.Linear(10, 10), nn.ReLU())
+            inp = torch.randn((2, 10), device="cuda")
+            return model(inp)
+        """,
     "submodule-from-a-helper-unpacked-in-init": """
         import torch.nn as nn
 

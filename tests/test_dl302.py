@@ -241,6 +241,20 @@ NEGATIVES = {
             total = np.sum([1.0, 2.0])
             return t * 2, arr, total, np.array(t.shape)
         """,
+    "a-size-pair-kept-on-a-module": """
+        # fairseq quantization/pq/modules/qconv.py: _pair() makes a tuple of ints.
+        import numpy as np
+        import torch.nn as nn
+        from torch.nn.modules.utils import _pair
+
+
+        class PQConv2d(nn.Module):
+            def __init__(self, in_channels, kernel_size, block_size):
+                super().__init__()
+                self.kernel_size = _pair(kernel_size)
+                if in_channels * np.prod(self.kernel_size) % block_size != 0:
+                    raise ValueError("Wrong PQ sizes")
+        """,
     "moved-to-a-device-named-for-the-cpu": """
         # detectron2 CityscapesSemSegEvaluator: the CPU device kept on a base class.
         import torch

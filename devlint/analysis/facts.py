@@ -93,6 +93,7 @@ class Value:
     place: Place = UNKNOWN_PLACE
     origin: Origin | None = None
     batch: Origin | None = None  # set while the value is an unmoved batch from a CPU loader
+    part: bool = False  # batch: a piece of it (`x, y = batch`, `batch["x"]`), not what the loader yielded
     weak: bool = False  # place inferred through an opaque callable: good for "may", not "must"
     elem: "Value | None" = None  # SEQ: the elements; LOADER: what it yields
     cls: str = ""  # INSTANCE / MODULE: the local class name, if known
@@ -133,6 +134,7 @@ def join(a: Value, b: Value) -> Value:
         place=place,
         origin=a.origin if a.origin == b.origin or place == a.place else (b.origin if place == b.place else None),
         batch=a.batch if a.batch is not None and a.batch == b.batch else None,
+        part=a.part and b.part,
         weak=a.weak or b.weak,
         elem=elem,
         cls=a.cls if a.cls == b.cls else "",

@@ -103,7 +103,9 @@ class FunctionRun:
             default = self._param_default(func, param)
             # forward()'s inputs are on the module's device wherever it is called from: a
             # caller's own mix is checked at the call, against the module's placement.
-            is_forward = default.place == INPUT_DEVICE
+            # Its optional ones too (`mask=None`): a caller's CPU mask beside inputs taken
+            # to be on the device would be a mix that only devlint made.
+            is_forward = default.place == INPUT_DEVICE or self.in_module_method and func.name == "forward"
             fact = facts.get(name) if called and not is_forward else None
             if fact is not None and (fact.kind is not Kind.UNKNOWN or default.kind is Kind.UNKNOWN):
                 self.env[name] = fact
@@ -202,7 +204,7 @@ class FunctionRun:
         if value.kind is Kind.TENSOR:
             return [value] * count  # torch.meshgrid(...), torch.max(x, 0): tuples of tensors
         if value.batch is not None or value.kind is Kind.SEQ and value.elem is not None:
-            element = value if value.batch is not None else value.elem
+            element = replace(value, part=True) if value.batch is not None else value.elem
             assert element is not None
             return [element] * count
         return [F.UNKNOWN] * count
@@ -290,8 +292,11 @@ class FunctionRun:
             return
         if isinstance(target, cst.Attribute) and isinstance(target.value, (cst.Name, cst.Attribute)):
             base = dotted_name(target.value)
-            if base is not None and self.func is not None and base == self.func.self_param and self.in_module_method:
-                value = self._module_attribute(value, source)
+            if base is not None and self.func is not None and base == self.func.self_param:
+                if self.in_module_method:
+                    value = self._module_attribute(value, source)
+                elif self.cls is not None and self.cls.maybe_module and value.kind in (Kind.MODULE, Kind.TENSOR):
+                    value = replace(value, place=F.UNKNOWN_PLACE, origin=None)
         self.bind(target, value)
 
     def _module_attribute(self, value: Value, source: cst.CSTNode | None) -> Value:
@@ -320,7 +325,9 @@ class FunctionRun:
                 receiver = self.eval(receiver_expr)
                 moved = self.eval(expr)
                 name = dotted_name(receiver_expr)
-                if receiver.kind is Kind.TENSOR or receiver.batch is not None and not (name is not None and self._used_as_mapping(name)):
+                # What a loader yields may be a structure whose `.to()` moves it in place
+                # (transformers' BatchEncoding, PyG's Batch); its tensors are not.
+                if receiver.kind is Kind.TENSOR or receiver.batch is not None and receiver.part:
                     self.solver.record(self.key, expr, DiscardedMove(expr, receiver_expr, method))
                     if name is not None:
                         # One root cause, one finding: later uses are not reported again.
@@ -356,22 +363,6 @@ class FunctionRun:
             if self.func is None:
                 self.solver.note_default_place(place)
         self.eval(expr)
-
-    def _used_as_mapping(self, name: str) -> bool:
-        """`**batch` or `batch["input_ids"]` in this function: a mapping that has `.to()`.
-
-        That is transformers' `BatchEncoding` and its kin, whose `.to()` moves the
-        tensors in place and returns the batch itself: the statement is no bug.
-        """
-        scope: cst.CSTNode = self.func.node if self.func is not None else self.solver.analysis.module
-        for node in descendants(scope):
-            if type(node) is cst.Arg and node.star == "**" and dotted_name(node.value) == name:
-                return True
-            if type(node) is cst.Subscript and len(node.slice) == 1 and dotted_name(node.value) == name:
-                index = node.slice[0].slice
-                if isinstance(index, cst.Index) and isinstance(index.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
-                    return True
-        return False
 
     def exec_if(self, stmt: cst.If) -> bool:
         self.eval(stmt.test)
@@ -560,7 +551,7 @@ class FunctionRun:
         if attr in ("shape", "ndim") and base.kind in (Kind.TENSOR, Kind.UNKNOWN):
             return F.SCALAR  # a size, whatever holds it
         if base.batch is not None:
-            return base  # batch.input_ids: still part of the unmoved batch
+            return replace(base, part=True)  # batch.input_ids: still part of the unmoved batch
         if base.weak and base.place.on_accelerator and attr not in ("shape", "dtype", "ndim"):
             return Value(Kind.UNKNOWN, base.place, base.origin, weak=True)  # outputs.logits
         if base.kind is Kind.TENSOR:
@@ -592,7 +583,7 @@ class FunctionRun:
         base = self.eval(node.value)
         indices = self.eval_subscript_indices(node)
         if base.batch is not None:
-            return base  # batch[0], batch["input_ids"]
+            return replace(base, part=True)  # batch[0], batch["input_ids"]
         if base.items is not None:
             index = node.slice[0].slice if len(node.slice) == 1 else None
             if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
@@ -759,7 +750,7 @@ class FunctionRun:
         if iterable.kind is Kind.SEQ:
             return iterable.elem or F.UNKNOWN
         if iterable.batch is not None:
-            return iterable
+            return replace(iterable, part=True)
         if iterable.kind is Kind.TENSOR and iterable.place.known:
             return iterable.at(iterable.place)
         return F.UNKNOWN
@@ -936,6 +927,8 @@ class FunctionRun:
             args = self._args(node)
             if qualified in ("torch.load", "torch.save", "torch.manual_seed", "torch.is_tensor", "torch.numel", "torch.set_default_device"):
                 return F.UNKNOWN
+            if qualified.startswith("torch.nn.modules.utils."):
+                return F.SCALAR  # `_pair(kernel_size)`: a tuple of ints
             if qualified in CPU_ARGUMENTS:
                 # Arguments PyTorch wants on the CPU whatever the device (RNN lengths, CTC targets).
                 keep = CPU_ARGUMENTS[qualified]
@@ -1009,6 +1002,8 @@ class FunctionRun:
             return Value(Kind.MODULE, self.device_place(device.value), self.origin(node, f"built by `{leaf}(...)`"), cls=leaf)
         if self._may_pass_device(node, args):
             return Value(Kind.MODULE, cls=leaf)
+        if self.default_place != CPU:  # `with torch.device("cuda"):` builds its parameters there
+            return Value(Kind.MODULE, self.default_place, self.origin(node, f"built by `{leaf}(...)`"), cls=leaf)
         return Value(Kind.MODULE, CPU, self.origin(node, f"built by `{leaf}(...)` on the CPU"), cls=leaf)
 
     def call_name(self, node: cst.Call, func: cst.Name) -> Value:
@@ -1076,6 +1071,8 @@ class FunctionRun:
         if cls.is_module:
             if self._may_pass_device(node, args):
                 return Value(Kind.MODULE, cls=cls.name)  # its `__init__` may build its layers there
+            if self.default_place != CPU:
+                return Value(Kind.MODULE, self.default_place, self.origin(node, f"built by `{cls.name}(...)`"), cls=cls.name)
             return Value(Kind.MODULE, CPU, self.origin(node, f"built by `{cls.name}(...)` on the CPU"), cls=cls.name)
         tensors = [value for _, value in args if value.kind is Kind.TENSOR or value.place.kind is PlaceKind.FOLLOWS]
         return Value(Kind.INSTANCE, cls=cls.name, elem=tensors[0] if len(tensors) == 1 else None)
@@ -1183,9 +1180,9 @@ class FunctionRun:
             if method in NON_TENSOR_METHODS:
                 return F.SCALAR
             if method in ("items",):
-                return Value(Kind.SEQ, elem=F.tuple_of([F.UNKNOWN, receiver]))
+                return Value(Kind.SEQ, elem=F.tuple_of([F.UNKNOWN, replace(receiver, part=True)]))
             if method in ("values", "get", "pop"):
-                return receiver
+                return replace(receiver, part=True)
             return receiver if method not in SHAPE_ONLY_METHODS else F.SCALAR
         if receiver.kind is Kind.MODULE:
             if method in ("train", "eval", "float", "double", "half", "bfloat16", "requires_grad_", "zero_grad", "apply", "share_memory"):

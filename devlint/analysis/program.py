@@ -22,6 +22,9 @@ class ClassInfo:
     is_module: bool = False
     is_dataset: bool = False
     is_lightning: bool = False
+    # Derives from a class defined elsewhere (`BaseFairseqModel`): it may be an
+    # nn.Module that moves what it holds, or may not.
+    maybe_module: bool = False
 
 
 @dataclass
@@ -121,9 +124,40 @@ class Program:
                     or info.name.endswith("Dataset")
                     or any(base in self.classes and self.classes[base].is_dataset for base in info.bases)
                 )
-                if (module, lightning, dataset) != (info.is_module, info.is_lightning, info.is_dataset):
-                    info.is_module, info.is_lightning, info.is_dataset = module, lightning, dataset
+                positional = [base for base, arg in zip(info.bases, info.node.bases) if arg.keyword is None]
+                maybe = not module and not dataset and (
+                    any(base not in self.classes and base not in PLAIN_BASES and not base.startswith("torch.") for base in positional)
+                    or any(base in self.classes and self.classes[base].maybe_module for base in positional)
+                )
+                if (module, lightning, dataset, maybe) != (info.is_module, info.is_lightning, info.is_dataset, info.maybe_module):
+                    info.is_module, info.is_lightning, info.is_dataset, info.maybe_module = module, lightning, dataset, maybe
                     changed = True
+
+
+# Bases that make a class anything but an nn.Module ("" is a base written as an
+# expression, such as `Generic[T]`).
+PLAIN_BASES = frozenset(
+    {
+        "",
+        "object",
+        "abc.ABC",
+        "typing.Generic",
+        "typing.Protocol",
+        "typing.NamedTuple",
+        "typing.TypedDict",
+        "enum.Enum",
+        "enum.IntEnum",
+        "unittest.TestCase",
+        "Exception",
+        "ValueError",
+        "RuntimeError",
+        "dict",
+        "list",
+        "tuple",
+        "str",
+        "int",
+    }
+)
 
 
 def _block(suite: cst.BaseSuite) -> list[cst.CSTNode]:
