@@ -790,6 +790,18 @@ NEGATIVES = {
             inp = torch.randn((2, 10), device="cuda")
             return model(inp)
         """,
+    "a-shape-as-a-tensor-is-on-the-cpu": """
+        # fairseq sinusoidal_positional_embedding.py, its ONNX path.
+        import torch
+        import torch.nn as nn
+
+
+        class Embedding(nn.Module):
+            def forward(self, input):
+                bspair = torch.onnx.operators.shape_as_tensor(input)
+                bsz, seq_len = bspair[0], bspair[1]
+                return torch.cat((bsz.view(1), seq_len.view(1), torch.tensor([-1], dtype=torch.long)))
+        """,
     "submodule-from-a-helper-unpacked-in-init": """
         import torch.nn as nn
 

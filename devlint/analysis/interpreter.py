@@ -929,6 +929,8 @@ class FunctionRun:
                 return F.UNKNOWN
             if qualified.startswith("torch.nn.modules.utils."):
                 return F.SCALAR  # `_pair(kernel_size)`: a tuple of ints
+            if qualified in ("torch.onnx.operators.shape_as_tensor", "torch._shape_as_tensor"):
+                return Value(Kind.TENSOR, CPU, scalar=True)  # a shape, always on the CPU, used as sizes
             if qualified in CPU_ARGUMENTS:
                 # Arguments PyTorch wants on the CPU whatever the device (RNN lengths, CTC targets).
                 keep = CPU_ARGUMENTS[qualified]
