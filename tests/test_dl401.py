@@ -357,3 +357,49 @@ def test_classes_that_move_their_own_state_are_skipped() -> None:
                 return self
         """
     ) == []
+
+
+def test_a_cache_the_forward_rebuilds_on_the_inputs_device_is_not_reported() -> None:
+    # fairseq rotary_positional_embedding.py: an empty cache grown on x.device before use.
+    assert lines(
+        """\
+        import torch
+        import torch.nn as nn
+
+        class RotaryPositionalEmbedding(nn.Module):
+            def __init__(self, dim, base=10000):
+                super().__init__()
+                inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2).float() / dim))
+                self.register_buffer("inv_freq", inv_freq)
+                self.seq_len_cached = 0
+                self.cos_cached = torch.empty(self.seq_len_cached, 1, 1, dim)
+
+            def forward(self, x, seq_len: int = 0):
+                if seq_len > self.seq_len_cached:
+                    self.seq_len_cached = seq_len
+                    t = torch.arange(seq_len, device=x.device).type_as(self.inv_freq)
+                    emb = torch.cat((t, t), dim=-1).to(x.device)
+                    self.cos_cached = emb.cos().view(emb.size(0), 1, 1, -1)
+                return self.cos_cached
+        """
+    ) == []
+
+
+def test_a_constructor_helper_that_takes_a_device_still_keeps_a_plain_tensor() -> None:
+    assert lines(
+        """\
+        import torch
+        import torch.nn as nn
+
+        class Rotary(nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self._build(n)
+
+            def _build(self, n, device=None):
+                self.cos_cached = torch.arange(n, device=device).cos()
+
+            def forward(self, x):
+                return x * self.cos_cached
+        """
+    ) == [10]

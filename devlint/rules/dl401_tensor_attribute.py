@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import libcst as cst
 
 from devlint.analysis.module_state import (
@@ -55,7 +57,7 @@ class TensorAttribute(Rule):
             if attr_state.registered or not any(a.kind == TENSOR for a in attr_state.assignments):
                 continue
             if moved_by_hand is None:
-                moved_by_hand = _moved_by_hand(node)
+                moved_by_hand = _moved_by_hand(node, state.constructor_methods)
             if attr in moved_by_hand:
                 continue
             for assignment in attr_state.assignments:
@@ -208,16 +210,41 @@ def _other_methods_assign_tensors(index: FileIndex, node: cst.ClassDef, state: C
     return True
 
 
-def _moved_by_hand(node: cst.ClassDef) -> frozenset[str]:
-    """Attributes a method moves itself (`self.mask = self.mask.to(x.device)`, as CLIP does):
-    the class manages their device, so `model.to(device)` leaving them behind is no bug."""
+def _moved_by_hand(node: cst.ClassDef, constructors: Collection[cst.FunctionDef]) -> frozenset[str]:
+    """Attributes the class places itself: the class manages their device, so
+    `model.to(device)` leaving them behind is no bug.
+
+    Those a method moves (`self.mask = self.mask.to(x.device)`, as CLIP does), and
+    those a method other than the constructor rebuilds where it deals in devices (a
+    rotary cache grown on the input's device: `self.cos_cached = emb.cos()` after
+    `emb = ....to(x.device)`).
+    """
     moved: set[str] = set()
     for child in descendants(node.body):
         if type(child) is cst.Call and type(child.func) is cst.Attribute and child.func.attr.value in _MOVES:
             receiver = dotted_name(child.func.value)
             if receiver is not None and receiver.count(".") == 1 and receiver.startswith("self."):
                 moved.add(receiver.split(".", 1)[1])
+        elif type(child) is cst.FunctionDef and child not in constructors and _places_tensors(child):
+            for inner in descendants(child.body):
+                if type(inner) is cst.AssignTarget:
+                    target = dotted_name(inner.target)  # type: ignore[attr-defined]
+                    if target is not None and target.count(".") == 1 and target.startswith("self."):
+                        moved.add(target.split(".", 1)[1])
     return frozenset(moved)
+
+
+def _places_tensors(method: cst.FunctionDef) -> bool:
+    """Does the method read a device (`x.device`), pass one (`device=`) or move a tensor?"""
+    for node in descendants(method.body):
+        kind = type(node)
+        if kind is cst.Attribute and node.attr.value == "device":  # type: ignore[attr-defined]
+            return True
+        if kind is cst.Arg and node.keyword is not None and node.keyword.value == "device":  # type: ignore[attr-defined]
+            return True
+        if kind is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in _MOVES:  # type: ignore[attr-defined]
+            return True
+    return False
 
 
 _MOVES = frozenset({"to", "cuda", "type_as"})
