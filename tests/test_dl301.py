@@ -267,6 +267,64 @@ def test_a_helper_called_without_its_device_still_mixes_inside() -> None:
     assert findings(source) == [("DL301", 7, 12)]
 
 
+def test_what_the_precision_fixes_must_still_report() -> None:
+    # Found in review: each of these was lost by a first version of the fixes.
+    source = """
+    import copy
+    import logging
+    import torch
+    import torch.nn as nn
+
+
+    def joined(model, use_gpu):
+        device = None
+        if use_gpu:
+            device = torch.device("cuda")
+        w = torch.ones(3)
+        z = torch.zeros(3, device=device)
+        return w + z
+
+
+    def star_and_none(x, device):
+        layers = [nn.Linear(3, 3), nn.ReLU()]
+        model = nn.Sequential(*layers)
+        lin = nn.Linear(3, 3, device=None)
+        x = x.to(device)
+        return model(x), lin(x)
+
+
+    def a_shape_is_a_tuple(x, device):
+        x = x.to(device)
+        return x * torch.tensor(x.shape)
+
+
+    def read_only_calls(x, device):
+        model = nn.Linear(3, 3)
+        print(model)
+        logging.info("%s", model)
+        backup = copy.deepcopy(model)
+        return model(x.to(device))
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 3)
+            self.mean, self.std = torch.tensor([0.5]), torch.tensor([0.2])
+
+        def forward(self, x):
+            return (self.lin(x) - self.mean) / self.std
+    """
+    assert findings(source) == [
+        ("DL301", 13, 12),
+        ("DL301", 21, 12),
+        ("DL301", 21, 22),
+        ("DL301", 26, 12),
+        ("DL301", 34, 12),
+        ("DL303", 41, 31),
+    ]
+
+
 def test_a_loss_built_with_cpu_class_weights() -> None:
     # pytorch/pytorch#122757: the weights stay on the CPU inside the never-moved loss.
     source = """
@@ -694,21 +752,6 @@ NEGATIVES = {
             scale = eps * 1 / torch.sqrt(torch.tensor(x.shape[-1] ** 0.5))
             return x * a, x * b, x <= scale
         """,
-    "a-device-parameter-left-at-none-is-the-default-device": """
-        # pytorch/ignite tests: a helper called with and without a device.
-        import torch
-
-
-        def y_test(device=None):
-            return torch.tensor([0.1, 0.4], device=device).log()
-
-
-        def test_kwargs(available_device):
-            y_pred = y_test()
-            weight = torch.tensor([0.1, 0.1])
-            again = y_test(device=available_device)
-            return y_pred * weight, again
-        """,
     "a-helper-only-ever-called-without-its-device": """
         # pytorch/ignite tests/ignite/metrics/test_loss.py
         import torch
@@ -801,6 +844,21 @@ NEGATIVES = {
                 bspair = torch.onnx.operators.shape_as_tensor(input)
                 bsz, seq_len = bspair[0], bspair[1]
                 return torch.cat((bsz.view(1), seq_len.view(1), torch.tensor([-1], dtype=torch.long)))
+        """,
+    "an-imported-helper-given-the-model-and-a-batch": """
+        # It may move the batch itself (torchinfo.summary does).
+        import torch
+        import torch.nn as nn
+        from engine import evaluate
+        from torchinfo import summary
+
+
+        def main(train_loader):
+            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+            model = nn.Linear(3, 3).to(device)
+            images, labels = next(iter(train_loader))
+            summary(model, input_data=images)
+            return evaluate(model, images)
         """,
     "submodule-from-a-helper-unpacked-in-init": """
         import torch.nn as nn

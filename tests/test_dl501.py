@@ -122,3 +122,34 @@ def test_a_checkpoint_in_a_temporary_directory_is_not_reported_but_one_from_else
             return torch.load(save_path)
         """
     ) == [("DL501", 23, 12)]
+
+
+def test_only_a_path_built_from_a_temporary_directory_counts() -> None:
+    assert positions(
+        """
+        import os
+        import tempfile
+        import torch
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+        def outer(tmp_dir):
+            path = os.path.join(tmp_dir, "a.pt")
+            fresh = torch.load(path)
+            with tempfile.NamedTemporaryFile() as f:
+                again = torch.load(f.name)
+
+            def inner(path):
+                return torch.load(path)
+
+            path = args.checkpoint
+            return torch.load(path)
+
+
+        def download(url, cache):
+            cached = os.path.join(tempfile.gettempdir(), "resnet.pth")
+            urlretrieve(url, cached)
+            first = torch.load(cached)
+            return first, torch.load(fetch(url, tmp_dir=cache))
+        """
+    ) == [("DL501", 14, 16), ("DL501", 17, 12), ("DL501", 23, 13), ("DL501", 24, 19)]

@@ -114,9 +114,6 @@ NONE = Value(Kind.NONE)
 def join(a: Value, b: Value) -> Value:
     if a is b or a == b:
         return a
-    if {a.kind, b.kind} == {Kind.NONE, Kind.DEVICE}:
-        # `device=None` means the default device, wherever the other path's device is.
-        return Value(Kind.DEVICE, UNKNOWN_PLACE)
     if a.kind is Kind.NONE and b.kind is not Kind.NONE:
         return replace(b, origin=b.origin)
     if b.kind is Kind.NONE and a.kind is not Kind.NONE:

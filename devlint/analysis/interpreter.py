@@ -60,6 +60,10 @@ _EVALUATORS: dict[type, object] = {}
 _UNSET = object()
 
 
+# Imported functions that only read a module they are given: it stays where it was.
+_READ_ONLY_MODULES = ("logging.", "pprint.", "json.", "pickle.", "warnings.")
+_READ_ONLY_CALLS = frozenset({"copy.copy", "copy.deepcopy", "builtins.print", "builtins.repr", "builtins.str"})
+
 # unittest's context managers that expect the block to raise.
 _RAISES_METHODS = frozenset({"assertRaises", "assertRaisesRegex", "assertRaisesRegexp"})
 
@@ -270,7 +274,7 @@ class FunctionRun:
             return True
         return True
 
-    def _assign(self, target: cst.BaseExpression, value: Value, source: cst.CSTNode | None) -> None:
+    def _assign(self, target: cst.BaseExpression, value: Value, source: cst.CSTNode | None, unpacked: bool = False) -> None:
         if isinstance(target, (cst.Tuple, cst.List)) and not any(isinstance(el, cst.StarredElement) for el in target.elements):
             # Each target gets what a single assignment would give it: `self.stem, info = make_stem()`
             # registers a submodule exactly as `self.stem = make_stem()` does.
@@ -280,7 +284,7 @@ class FunctionRun:
                 if not any(isinstance(el, cst.StarredElement) for el in source.elements):
                     sources = [el.value for el in source.elements]
             for element, part, element_source in zip(elements, self._unpack(value, len(elements)), sources):
-                self._assign(element, part, element_source)
+                self._assign(element, part, element_source, unpacked=True)
             return
         if isinstance(target, cst.Subscript):
             # `t[i] = v` writes into t; `batch[k] = v.to(device)` makes the container partly moved.
@@ -293,7 +297,9 @@ class FunctionRun:
         if isinstance(target, cst.Attribute) and isinstance(target.value, (cst.Name, cst.Attribute)):
             base = dotted_name(target.value)
             if base is not None and self.func is not None and base == self.func.self_param:
-                if self.in_module_method:
+                # A tensor unpacked into `self.a, self.b` is not one DL401 reports, so it
+                # keeps its own place; a submodule is registered either way.
+                if self.in_module_method and (not unpacked or value.kind in (Kind.MODULE, Kind.INSTANCE)):
                     value = self._module_attribute(value, source)
                 elif self.cls is not None and self.cls.maybe_module and value.kind in (Kind.MODULE, Kind.TENSOR):
                     value = replace(value, place=F.UNKNOWN_PLACE, origin=None)
@@ -549,7 +555,9 @@ class FunctionRun:
                 return Value(Kind.DEVICE, base.place)
             return Value(Kind.DEVICE, Place(PlaceKind.DEVICE, name or "device"))
         if attr in ("shape", "ndim") and base.kind in (Kind.TENSOR, Kind.UNKNOWN):
-            return F.SCALAR  # a size, whatever holds it
+            # Sizes: `x.shape[0]` and `x.ndim` are numbers, `x.shape` a tuple of them
+            # (`torch.tensor(x.shape)` is a 1-D tensor, not a 0-dim one).
+            return F.SCALAR if attr == "ndim" else Value(Kind.SEQ, elem=F.SCALAR)
         if base.batch is not None:
             return replace(base, part=True)  # batch.input_ids: still part of the unmoved batch
         if base.weak and base.place.on_accelerator and attr not in ("shape", "dtype", "ndim"):
@@ -866,17 +874,28 @@ class FunctionRun:
                 return arg
         return None
 
+    @classmethod
+    def _device_keyword(cls, node: cst.Call) -> cst.Arg | None:
+        """`device=X`; `device=None` asks for the default device, as leaving it out does."""
+        arg = cls._keyword(node, "device")
+        return None if arg is not None and isinstance(arg.value, cst.Name) and arg.value.value == "None" else arg
+
     @staticmethod
     def _keywords_unpacked(node: cst.Call) -> bool:
         """`f(..., **options)`: any keyword, `device=` included, may be in there."""
         return any(arg.star == "**" for arg in node.args)
 
     def _may_pass_device(self, node: cst.Call, args: list[tuple[cst.CSTNode, Value]]) -> bool:
-        """A constructor given a device (`Net(cfg, device)`, `dev=...`) or arguments we cannot see (`**cfg`)."""
-        if any(arg.star for arg in node.args) or any(value.kind is Kind.DEVICE for _, value in args):
+        """A constructor given a device (`Net(cfg, device)`, `dev=...`) or keywords we cannot see (`**cfg`)."""
+        if self._keywords_unpacked(node) or any(value.kind is Kind.DEVICE for _, value in args):
             return True
         settings = self.solver.settings
-        return any(arg.keyword is not None and is_device_name(arg.keyword.value, settings) for arg in node.args)
+        return any(
+            arg.keyword is not None
+            and is_device_name(arg.keyword.value, settings)
+            and not (isinstance(arg.value, cst.Name) and arg.value.value == "None")
+            for arg in node.args
+        )
 
     def call_qualified(self, node: cst.Call, qualified: str) -> Value:
         settings = self.solver.settings
@@ -941,7 +960,9 @@ class FunctionRun:
             return result
         if self._is_move_helper(qualified.rsplit(".", 1)[-1]):
             return self.move_helper(node)
-        self._escape_args(node, self._args(node))
+        args = self._args(node)
+        if not qualified.startswith(_READ_ONLY_MODULES) and qualified not in _READ_ONLY_CALLS:
+            self._forget_modules(args)
         return F.UNKNOWN
 
     def _loader_text(self, node: cst.Call) -> str:
@@ -960,7 +981,7 @@ class FunctionRun:
 
     def factory(self, node: cst.Call, qualified: str) -> Value:
         args = self._args(node)
-        device = self._keyword(node, "device")
+        device = self._device_keyword(node)
         name = qualified.replace("torch.", "torch.", 1)
         if device is not None:
             return Value(Kind.TENSOR, self.device_place(device.value), self.origin(node, f"created by `{name}`"))
@@ -999,7 +1020,7 @@ class FunctionRun:
         if leaf in PARAMETER_FREE_MODULES or leaf.endswith("Loss"):
             return Value(Kind.MODULE, cls=leaf)
         # `nn.Linear(3, 4, device=device)`: the factory keywords every built-in layer takes.
-        device = self._keyword(node, "device")
+        device = self._device_keyword(node)
         if device is not None:
             return Value(Kind.MODULE, self.device_place(device.value), self.origin(node, f"built by `{leaf}(...)`"), cls=leaf)
         if self._may_pass_device(node, args):
@@ -1300,6 +1321,10 @@ class FunctionRun:
         has_device = any(value.kind is Kind.DEVICE for _, value in args)
         if modules and batches and not has_device:
             self.conflict(node, Operand(batches[0][0], batches[0][1]), Operand(modules[0][0], modules[0][1], "module"))
+        self._forget_modules(args)
+
+    def _forget_modules(self, args: list[tuple[cst.CSTNode, Value]]) -> None:
+        """`add_hook_to_module(model, hook)`, `dispatch_model(model, ...)`: the callee may place it."""
         for expr, value in args:
             if value.kind is Kind.MODULE:
                 name = dotted_name(expr)

@@ -13,9 +13,18 @@ from devlint.rule import Rule
 
 # pytest's temporary-directory fixtures and the names tests give `TemporaryDirectory()`.
 _TEMPORARY_NAMES = frozenset({"tmp_path", "tmpdir", "tmp_path_factory", "tmpdirname", "tmp_dir", "temp_dir"})
-_TEMPORARY_CALLS = frozenset(
-    {"tempfile.TemporaryDirectory", "tempfile.mkdtemp", "tempfile.NamedTemporaryFile", "tempfile.mkstemp", "tempfile.gettempdir"}
+# A fresh directory of this run's own (not `gettempdir()`, where downloads are cached too).
+_TEMPORARY_CALLS = frozenset({"tempfile.TemporaryDirectory", "tempfile.mkdtemp", "tempfile.NamedTemporaryFile"})
+_PATH_BUILDERS = frozenset(
+    {"os.path.join", "os.fspath", "os.path.abspath", "pathlib.Path", "pathlib.PurePath", "str", "Path"}
 )
+
+
+def _parameter_frame(params: cst.Parameters) -> dict[str, bool]:
+    """A function's parameters shadow outer names; pytest's `tmp_path` fixture is a temporary path."""
+    every = [*params.posonly_params, *params.params, *params.kwonly_params]
+    every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+    return {p.name.value: p.name.value in _TEMPORARY_NAMES for p in every}
 
 
 class LoadWithoutMapLocation(Rule):
@@ -41,13 +50,20 @@ class LoadWithoutMapLocation(Rule):
         super().__init__(ctx)
         self._opened: dict[str, str] = {}  # `f` -> `args.save` for `with open(args.save) as f`
         self._saved: set[str] | None = None
-        self._temporary: list[set[str]] = [set()]  # per function: names that hold a temporary path
+        # Per function, innermost last: does a name hold a temporary path (False: it shadows one)?
+        self._frames: list[dict[str, bool]] = [{}]
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._temporary.append(set())
+        self._frames.append(_parameter_frame(node.params))
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._temporary.pop()
+        self._frames.pop()
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self._frames.append(_parameter_frame(node.params))
+
+    def leave_Lambda(self, original_node: cst.Lambda) -> None:
+        self._frames.pop()
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         call = node.item
@@ -55,22 +71,36 @@ class LoadWithoutMapLocation(Rule):
             target = dotted_name(node.asname.name)  # type: ignore[arg-type]
             if target is not None:
                 self._opened[target] = self._text(call.args[0].value)
-        if node.asname is not None and isinstance(node.asname.name, cst.Name) and self._temporary_path(call):
-            self._temporary[-1].add(node.asname.name.value)
+        if node.asname is not None and isinstance(node.asname.name, cst.Name):
+            self._frames[-1][node.asname.name.value] = self._temporary_path(call)
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if self._temporary_path(node.value):
-            for target in node.targets:
-                if isinstance(target.target, cst.Name):
-                    self._temporary[-1].add(target.target.value)
+        temporary = self._temporary_path(node.value)
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                self._frames[-1][target.target.value] = temporary
 
     def _temporary_path(self, expr: cst.BaseExpression) -> bool:
-        """`tmp_path / "model.pt"`, `tempfile.mkdtemp()`, or a name this function bound to one."""
-        for node in descendants(expr):
-            if type(node) is cst.Name and (node.value in _TEMPORARY_NAMES or any(node.value in names for names in self._temporary)):
+        """`tmp_path / "model.pt"`, `os.path.join(tempfile.mkdtemp(), name)`, a name bound to one."""
+        if isinstance(expr, cst.Name):
+            for frame in reversed(self._frames):
+                if expr.value in frame:
+                    return frame[expr.value]
+            return expr.value in _TEMPORARY_NAMES
+        if isinstance(expr, cst.Attribute):  # `self.tmpdirname`, `folder.name`
+            return expr.attr.value in _TEMPORARY_NAMES or self._temporary_path(expr.value)
+        if isinstance(expr, cst.BinaryOperation):
+            return self._temporary_path(expr.left) or self._temporary_path(expr.right)
+        if isinstance(expr, cst.FormattedString):
+            return any(isinstance(part, cst.FormattedStringExpression) and self._temporary_path(part.expression) for part in expr.parts)
+        if isinstance(expr, cst.Call):
+            qualified = self.ctx.qualify(expr.func) or dotted_name(expr.func)
+            if qualified in _TEMPORARY_CALLS:
                 return True
-            if type(node) is cst.Call and self.ctx.qualify(node.func) in _TEMPORARY_CALLS:  # type: ignore[attr-defined]
-                return True
+            if qualified in _PATH_BUILDERS:
+                return any(arg.keyword is None and not arg.star and self._temporary_path(arg.value) for arg in expr.args)
+            if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("joinpath", "with_suffix", "with_name", "format"):
+                return self._temporary_path(expr.func.value)
         return False
 
     def _text(self, expr: cst.BaseExpression) -> str:
