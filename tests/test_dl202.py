@@ -97,6 +97,20 @@ def test_only_the_discarded_element_is_reported() -> None:
     assert findings(source) == [("DL202", 7, 9)]
 
 
+def test_a_whole_batch_with_no_sign_of_a_structure_is_taken_for_a_tensor() -> None:
+    source = """
+    import torch
+
+
+    def train(model, loader, device):
+        model.to(device)
+        for batch in loader:
+            batch.to(device)
+            out = model(batch)
+    """
+    assert findings(source) == [("DL202", 7, 9)]
+
+
 def test_dtype_conversions_and_keyword_moves_are_discarded_too() -> None:
     source = """
     import torch
@@ -258,15 +272,23 @@ NEGATIVES = {
     "a-pyg-batch-moved-in-place": """
         # pyg-team/pytorch_geometric graphgym: Batch.to() moves its tensors in place.
         import torch
+        from torch_geometric.graphgym.config import cfg
 
 
         def train_epoch(loader, model, device):
             for batch in loader:
                 batch.to(device)
                 pred, true = model(batch)
-            for i, graph in enumerate(loader):
+        """,
+    "a-batch-with-fields-no-tensor-has": """
+        # pyg-team/pytorch_geometric examples/contrib/pgm_explainer_graph_classification.py
+        import torch
+
+
+        def explain(test_loader, explainer, device):
+            for i, graph in enumerate(test_loader):
                 graph.to(device)
-                model(graph.x, graph.edge_index)
+                explainer(x=graph.x, edge_index=graph.edge_index)
         """,
     "a-mapping-batch-moved-in-place": """
         # huggingface/accelerate examples: BatchEncoding.to() moves its tensors in place.

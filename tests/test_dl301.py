@@ -325,6 +325,48 @@ def test_what_the_precision_fixes_must_still_report() -> None:
     ]
 
 
+def test_what_the_second_round_of_fixes_must_still_report() -> None:
+    # Found in a second review: each of these was lost by a first version of the fixes.
+    source = """
+    import torch
+    import torch.nn as nn
+    from somelib import BaseTrainer
+    from weights import init_weights
+
+
+    class Trainer(BaseTrainer):
+        def __init__(self):
+            self.model = nn.Linear(4, 4)
+            self.scale = torch.ones(4)
+
+        def step(self, x, device):
+            return self.model(x.to(device))
+
+
+    class Masked(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x, mask=None):
+            return self.fc(x) * mask
+
+
+    def run(device):
+        model = Masked().to(device)
+        init_weights(model)
+        x = torch.randn(2, 4).to(device)
+        mask = torch.ones(2, 4)
+        return model(x, mask)
+
+
+    class Boxes(nn.Module):
+        def forward(self, x, boxes):
+            return torch.tensor(x.shape[1:]) + boxes
+    """
+    assert findings(source) == [("DL301", 13, 16), ("DL301", 22, 16), ("DL303", 35, 16)]
+
+
 def test_a_loss_built_with_cpu_class_weights() -> None:
     # pytorch/pytorch#122757: the weights stay on the CPU inside the never-moved loss.
     source = """
@@ -859,6 +901,42 @@ NEGATIVES = {
             images, labels = next(iter(train_loader))
             summary(model, input_data=images)
             return evaluate(model, images)
+        """,
+    "a-model-built-on-the-meta-device-then-loaded": """
+        # torchtune / torchtitan: shapes on "meta", weights assigned by load_state_dict.
+        import torch
+        import torch.nn as nn
+
+
+        def load(sd):
+            with torch.device("meta"):
+                model = nn.Linear(4, 4)
+            model.load_state_dict(sd, assign=True)
+            return model(torch.randn(2, 4))
+        """,
+    "a-device-parameter-that-falls-back-to-the-cpu": """
+        # pyg-team/pytorch_geometric torch_geometric/llm/models/glem.py
+        import torch
+        import torch.nn as nn
+
+
+        class GLEM(nn.Module):
+            def __init__(self, lm, device=None):
+                super().__init__()
+                if device is None:
+                    device = torch.device("cpu")
+                self.device = device
+                self.lm = lm
+                self.lm_loss = nn.CrossEntropyLoss()
+
+            def train_lm(self, loader):
+                for batch in loader:
+                    out = self.lm(batch["input"])
+                    labels = batch["labels"].to(self.device)
+                    loss = self.loss(out, labels, self.lm_loss)
+
+            def loss(self, logits, labels, loss_func):
+                return loss_func(logits, labels)
         """,
     "submodule-from-a-helper-unpacked-in-init": """
         import torch.nn as nn

@@ -403,3 +403,22 @@ def test_a_constructor_helper_that_takes_a_device_still_keeps_a_plain_tensor() -
                 return x * self.cos_cached
         """
     ) == [10]
+
+
+def test_a_state_updated_in_a_forward_that_reads_the_device_is_still_reported() -> None:
+    assert lines(
+        """\
+        import torch
+        import torch.nn as nn
+
+        class Norm(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.running_mean = torch.zeros(dim)
+
+            def forward(self, x):
+                pos = torch.arange(x.size(0), device=x.device)
+                self.running_mean = 0.9 * self.running_mean + 0.1 * x.mean(0)
+                return x - self.running_mean + pos[:, None]
+        """
+    ) == [7]

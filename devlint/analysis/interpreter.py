@@ -64,6 +64,10 @@ _UNSET = object()
 _READ_ONLY_MODULES = ("logging.", "pprint.", "json.", "pickle.", "warnings.")
 _READ_ONLY_CALLS = frozenset({"copy.copy", "copy.deepcopy", "builtins.print", "builtins.repr", "builtins.str"})
 
+# Libraries whose batches have a `.to()` that moves them in place and returns them.
+_IN_PLACE_BATCH_LIBRARIES = ("torch_geometric", "transformers")
+_TENSOR_FIELDS = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "layout", "names"})
+
 # unittest's context managers that expect the block to raise.
 _RAISES_METHODS = frozenset({"assertRaises", "assertRaisesRegex", "assertRaisesRegexp"})
 
@@ -107,10 +111,12 @@ class FunctionRun:
             default = self._param_default(func, param)
             # forward()'s inputs are on the module's device wherever it is called from: a
             # caller's own mix is checked at the call, against the module's placement.
-            # Its optional ones too (`mask=None`): a caller's CPU mask beside inputs taken
-            # to be on the device would be a mix that only devlint made.
-            is_forward = default.place == INPUT_DEVICE or self.in_module_method and func.name == "forward"
+            is_forward = default.place == INPUT_DEVICE
             fact = facts.get(name) if called and not is_forward else None
+            if fact is not None and fact.place == CPU and self._inputs_on_the_cpu(func, facts):
+                # A caller that runs the model on the CPU hands it a CPU mask too: beside
+                # inputs taken to be on the module's device, that would be a mix of our making.
+                fact = None
             if fact is not None and (fact.kind is not Kind.UNKNOWN or default.kind is Kind.UNKNOWN):
                 self.env[name] = fact
             else:
@@ -119,12 +125,21 @@ class FunctionRun:
             for attr, value in self.solver.read("self_attrs", func.cls.key, {}).items():
                 self.env.setdefault(f"{func.self_param}.{attr}", value)
 
+    def _inputs_on_the_cpu(self, func: FunctionInfo, facts: dict[str, Value]) -> bool:
+        """forward()'s callers pass its first input on the CPU."""
+        if not (self.in_module_method and func.name == "forward"):
+            return False
+        params = func.params[1:] if func.self_param is not None else func.params
+        first = facts.get(params[0].name.value) if params else None
+        return first is not None and first.place == CPU
+
     def _param_default(self, func: FunctionInfo, param: cst.Param) -> Value:
         name = param.name.value
-        if param.default is not None and isinstance(param.default, cst.Name) and param.default.value == "None":
-            return F.NONE
+        # `device=None`: still the device the caller chooses (`if device is None:` picks one).
         if is_device_name(name, self.solver.settings):
             return Value(Kind.DEVICE, Place(PlaceKind.DEVICE, name))
+        if param.default is not None and isinstance(param.default, cst.Name) and param.default.value == "None":
+            return F.NONE
         if is_loader_name(name, self.solver.settings):
             return Value(Kind.LOADER, elem=self._batch_value(name, param))
         cls = func.cls
@@ -301,7 +316,8 @@ class FunctionRun:
                 # keeps its own place; a submodule is registered either way.
                 if self.in_module_method and (not unpacked or value.kind in (Kind.MODULE, Kind.INSTANCE)):
                     value = self._module_attribute(value, source)
-                elif self.cls is not None and self.cls.maybe_module and value.kind in (Kind.MODULE, Kind.TENSOR):
+                elif self.cls is not None and self.cls.maybe_module and value.kind is Kind.MODULE:
+                    # A plain tensor attribute stays where it is made, module or not.
                     value = replace(value, place=F.UNKNOWN_PLACE, origin=None)
         self.bind(target, value)
 
@@ -333,7 +349,8 @@ class FunctionRun:
                 name = dotted_name(receiver_expr)
                 # What a loader yields may be a structure whose `.to()` moves it in place
                 # (transformers' BatchEncoding, PyG's Batch); its tensors are not.
-                if receiver.kind is Kind.TENSOR or receiver.batch is not None and receiver.part:
+                whole = receiver.batch is not None and not receiver.part
+                if receiver.kind is Kind.TENSOR or receiver.batch is not None and not (whole and name is not None and self._structured(name)):
                     self.solver.record(self.key, expr, DiscardedMove(expr, receiver_expr, method))
                     if name is not None:
                         # One root cause, one finding: later uses are not reported again.
@@ -369,6 +386,32 @@ class FunctionRun:
             if self.func is None:
                 self.solver.note_default_place(place)
         self.eval(expr)
+
+    def _structured(self, name: str) -> bool:
+        """Is the batch `name` a structure rather than a tensor?
+
+        So it is where this function uses it as a mapping (`**batch`, `batch["labels"]`)
+        or reads a field no tensor has (`batch.edge_index`), and in a file that works
+        with PyG or transformers, whose batches move in place.
+        """
+        if any(q.startswith(_IN_PLACE_BATCH_LIBRARIES) for q in self.solver.names.bindings.values()):
+            return True
+        scope: cst.CSTNode = self.func.node if self.func is not None else self.solver.analysis.module
+        called = set()
+        for node in descendants(scope):
+            kind = type(node)
+            if kind is cst.Call:
+                called.add(id(node.func))  # type: ignore[attr-defined]
+            elif kind is cst.Arg and node.star == "**" and dotted_name(node.value) == name:  # type: ignore[attr-defined]
+                return True
+            elif kind is cst.Subscript and len(node.slice) == 1 and dotted_name(node.value) == name:  # type: ignore[attr-defined]
+                index = node.slice[0].slice  # type: ignore[attr-defined]
+                if isinstance(index, cst.Index) and isinstance(index.value, (cst.SimpleString, cst.ConcatenatedString)):
+                    return True
+            elif kind is cst.Attribute and id(node) not in called and dotted_name(node.value) == name:  # type: ignore[attr-defined]
+                if node.attr.value not in TENSOR_ATTRIBUTES and node.attr.value not in _TENSOR_FIELDS:  # type: ignore[attr-defined]
+                    return True
+        return False
 
     def exec_if(self, stmt: cst.If) -> bool:
         self.eval(stmt.test)
@@ -600,6 +643,8 @@ class FunctionRun:
                     return base.items[position]
             return F.UNKNOWN
         if base.kind is Kind.SEQ:
+            if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice):
+                return base  # `x.shape[1:]`, `outputs[:-1]`: still a sequence
             return base.elem or F.UNKNOWN
         if base.kind is Kind.SCALAR:
             return F.SCALAR  # `x.shape[0]`: a number out of a size
@@ -908,6 +953,10 @@ class FunctionRun:
                 return Value(Kind.DEVICE, first.place if first.place.kind is PlaceKind.ACCEL else Place(PlaceKind.DEVICE))
             if first.kind is Kind.DEVICE:
                 return first
+            literal = string_value(args[0][0]) if isinstance(args[0][0], cst.BaseExpression) else None
+            if literal is not None and device_type_of_string(literal) == "meta":
+                # Shapes only: `with torch.device("meta"): model = Net()`, then loaded in place.
+                return Value(Kind.DEVICE, F.UNKNOWN_PLACE)
             text = self.solver.analysis.module.code_for_node(args[0][0])
             return Value(Kind.DEVICE, Place(PlaceKind.DEVICE, "" if "if" in text else text))
         if qualified in MODULE_WRAPPERS:

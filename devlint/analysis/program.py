@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import builtins
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -22,8 +24,8 @@ class ClassInfo:
     is_module: bool = False
     is_dataset: bool = False
     is_lightning: bool = False
-    # Derives from a class defined elsewhere (`BaseFairseqModel`): it may be an
-    # nn.Module that moves what it holds, or may not.
+    # Has a forward() and derives from a class defined elsewhere (`BaseFairseqModel`):
+    # it may be an nn.Module that moves its submodules, or may not.
     maybe_module: bool = False
 
 
@@ -125,39 +127,28 @@ class Program:
                     or any(base in self.classes and self.classes[base].is_dataset for base in info.bases)
                 )
                 positional = [base for base, arg in zip(info.bases, info.node.bases) if arg.keyword is None]
-                maybe = not module and not dataset and (
-                    any(base not in self.classes and base not in PLAIN_BASES and not base.startswith("torch.") for base in positional)
-                    or any(base in self.classes and self.classes[base].maybe_module for base in positional)
+                maybe = (
+                    not module
+                    and not dataset
+                    and "forward" in info.methods
+                    and (
+                        any(base not in self.classes and not _plain_base(base) for base in positional)
+                        or any(base in self.classes and self.classes[base].maybe_module for base in positional)
+                    )
                 )
                 if (module, lightning, dataset, maybe) != (info.is_module, info.is_lightning, info.is_dataset, info.maybe_module):
                     info.is_module, info.is_lightning, info.is_dataset, info.maybe_module = module, lightning, dataset, maybe
                     changed = True
 
 
-# Bases that make a class anything but an nn.Module ("" is a base written as an
-# expression, such as `Generic[T]`).
-PLAIN_BASES = frozenset(
-    {
-        "",
-        "object",
-        "abc.ABC",
-        "typing.Generic",
-        "typing.Protocol",
-        "typing.NamedTuple",
-        "typing.TypedDict",
-        "enum.Enum",
-        "enum.IntEnum",
-        "unittest.TestCase",
-        "Exception",
-        "ValueError",
-        "RuntimeError",
-        "dict",
-        "list",
-        "tuple",
-        "str",
-        "int",
-    }
-)
+def _plain_base(base: str) -> bool:
+    """A base that is no nn.Module: the standard library's, a builtin, torch's own non-modules,
+    or a base written as an expression (`Generic[T]`, recorded as "")."""
+    root = base.split(".", 1)[0]
+    return not base or root in sys.stdlib_module_names or root == "torch" or base in _BUILTIN_NAMES
+
+
+_BUILTIN_NAMES = frozenset(dir(builtins))
 
 
 def _block(suite: cst.BaseSuite) -> list[cst.CSTNode]:

@@ -215,7 +215,7 @@ def _moved_by_hand(node: cst.ClassDef, constructors: Collection[cst.FunctionDef]
     `model.to(device)` leaving them behind is no bug.
 
     Those a method moves (`self.mask = self.mask.to(x.device)`, as CLIP does), and
-    those a method other than the constructor rebuilds where it deals in devices (a
+    those a method other than the constructor rebuilds from a placed value (a
     rotary cache grown on the input's device: `self.cos_cached = emb.cos()` after
     `emb = ....to(x.device)`).
     """
@@ -225,18 +225,31 @@ def _moved_by_hand(node: cst.ClassDef, constructors: Collection[cst.FunctionDef]
             receiver = dotted_name(child.func.value)
             if receiver is not None and receiver.count(".") == 1 and receiver.startswith("self."):
                 moved.add(receiver.split(".", 1)[1])
-        elif type(child) is cst.FunctionDef and child not in constructors and _places_tensors(child):
-            for inner in descendants(child.body):
-                if type(inner) is cst.AssignTarget:
-                    target = dotted_name(inner.target)  # type: ignore[attr-defined]
-                    if target is not None and target.count(".") == 1 and target.startswith("self."):
-                        moved.add(target.split(".", 1)[1])
+        elif type(child) is cst.FunctionDef and child not in constructors:
+            moved.update(_rebuilt_placed(child))
     return frozenset(moved)
 
 
-def _places_tensors(method: cst.FunctionDef) -> bool:
-    """Does the method read a device (`x.device`), pass one (`device=`) or move a tensor?"""
+def _rebuilt_placed(method: cst.FunctionDef) -> set[str]:
+    """`self.x = v` in the method where v, or a local it is computed from, is placed on a device."""
+    assigned: dict[str, cst.BaseExpression] = {}
+    rebuilt: list[tuple[str, cst.BaseExpression]] = []
     for node in descendants(method.body):
+        if type(node) is cst.Assign:
+            for target in node.targets:  # type: ignore[attr-defined]
+                name = dotted_name(target.target)
+                if name is None:
+                    continue
+                if name.startswith("self.") and name.count(".") == 1:
+                    rebuilt.append((name.split(".", 1)[1], node.value))  # type: ignore[attr-defined]
+                elif "." not in name:
+                    assigned[name] = node.value  # type: ignore[attr-defined]
+    return {attr for attr, value in rebuilt if _placed(value, assigned, set())}
+
+
+def _placed(expr: cst.BaseExpression, assigned: dict[str, cst.BaseExpression], seen: set[str]) -> bool:
+    """Does the value read a device (`x.device`), pass one (`device=`), move a tensor, or use a local that does?"""
+    for node in descendants(expr):
         kind = type(node)
         if kind is cst.Attribute and node.attr.value == "device":  # type: ignore[attr-defined]
             return True
@@ -244,6 +257,10 @@ def _places_tensors(method: cst.FunctionDef) -> bool:
             return True
         if kind is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in _MOVES:  # type: ignore[attr-defined]
             return True
+        if kind is cst.Name and node.value in assigned and node.value not in seen:  # type: ignore[attr-defined]
+            seen.add(node.value)  # type: ignore[attr-defined]
+            if _placed(assigned[node.value], assigned, seen):  # type: ignore[attr-defined]
+                return True
     return False
 
 
