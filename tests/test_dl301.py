@@ -192,24 +192,28 @@ def test_a_cpu_input_to_a_module_moved_to_the_device() -> None:
     ]
 
 
+# A model that builds its layers on the device it is given.
+NET_TAKING_A_DEVICE = """
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, n, device=None):
+        super().__init__()
+        self.fc = nn.Linear(n, n, device=device)
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+
+
 def test_a_local_model_built_without_a_device_and_never_moved() -> None:
-    source = """
-    import torch.nn as nn
+    source = NET_TAKING_A_DEVICE + """
 
-
-    class Net(nn.Module):
-        def __init__(self, n, device=None):
-            super().__init__()
-            self.fc = nn.Linear(n, n, device=device)
-
-        def forward(self, x):
-            return self.fc(x)
-
-
-    def f(x, device):
-        model = Net(3)
-        return model(x.to(device))
-    """
+def f(x, device):
+    model = Net(3)
+    return model(x.to(device))
+"""
     assert findings(source) == [("DL301", 15, 12)]
     assert messages(source)[0].startswith("`model(x.to(device))` mixes devices: `model` is on the CPU (built by `Net(...)` on the CPU, line 14)")
 
@@ -970,26 +974,16 @@ NEGATIVES = {
             x = x.to(device)
             return second(first(x)) @ eye + ones
         """,
-    "local-model-given-its-device": """
-        import torch.nn as nn
+    "local-model-given-its-device": NET_TAKING_A_DEVICE
+    + """
 
-
-        class Net(nn.Module):
-            def __init__(self, n, device=None):
-                super().__init__()
-                self.fc = nn.Linear(n, n, device=device)
-
-            def forward(self, x):
-                return self.fc(x)
-
-
-        def f(x, device, cfg):
-            a = Net(3, device)
-            b = Net(3, device=device)
-            c = Net(**cfg)
-            x = x.to(device)
-            return a(x) + b(x) + c(x)
-        """,
+def f(x, device, cfg):
+    a = Net(3, device)
+    b = Net(3, device=device)
+    c = Net(**cfg)
+    x = x.to(device)
+    return a(x) + b(x) + c(x)
+""",
     "model-handed-to-an-imported-hook-that-places-it": """
         import torch
         import torch.nn as nn
