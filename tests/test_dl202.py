@@ -111,6 +111,22 @@ def test_a_whole_batch_with_no_sign_of_a_structure_is_taken_for_a_tensor() -> No
     assert findings(source) == [("DL202", 7, 9)]
 
 
+def test_a_field_read_in_another_loop_does_not_make_the_batch_a_structure() -> None:
+    source = """
+    import torch
+
+
+    def train(model, loader, other, device):
+        model.to(device)
+        for batch in loader:
+            batch.to(device)
+            out = model(batch)
+        for batch in other:
+            print(batch.name)
+    """
+    assert findings(source) == [("DL202", 7, 9)]
+
+
 def test_dtype_conversions_and_keyword_moves_are_discarded_too() -> None:
     source = """
     import torch

@@ -371,6 +371,32 @@ def test_what_the_second_round_of_fixes_must_still_report() -> None:
     assert findings(source) == [("DL301", 13, 16), ("DL301", 22, 16), ("DL303", 35, 16)]
 
 
+def test_what_the_third_round_of_fixes_must_still_report() -> None:
+    # Found in a third review: each of these was lost by a second version of the fixes.
+    source = """
+    import torch
+    import torch.nn as nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x, device=None):
+            if device is None:
+                device = torch.device("cpu")
+            pos = torch.arange(4, device=device)
+            return self.fc(x) + pos
+
+
+    def sizes(x, device):
+        x = x.to(device)
+        return x * torch.tensor(x.size()[1:]), x * torch.tensor(x.size())
+    """
+    assert findings(source) == [("DL301", 14, 16), ("DL301", 19, 12), ("DL301", 19, 44)]
+
+
 def test_a_loss_built_with_cpu_class_weights() -> None:
     # pytorch/pytorch#122757: the weights stay on the CPU inside the never-moved loss.
     source = """
@@ -918,29 +944,25 @@ NEGATIVES = {
             model.load_state_dict(sd, assign=True)
             return model(torch.randn(2, 4))
         """,
-    "a-device-parameter-that-falls-back-to-the-cpu": """
-        # pyg-team/pytorch_geometric torch_geometric/llm/models/glem.py
+    "a-parameter-of-a-model-whose-base-is-defined-elsewhere": """
+        # fairseq examples/data2vec/models/mae.py: BaseFairseqModel, a conditional Parameter.
         import torch
         import torch.nn as nn
+        from fairseq.models import BaseFairseqModel
 
 
-        class GLEM(nn.Module):
-            def __init__(self, lm, device=None):
+        class MaeModel(BaseFairseqModel):
+            def __init__(self, dim, learn):
                 super().__init__()
-                if device is None:
-                    device = torch.device("cpu")
-                self.device = device
-                self.lm = lm
-                self.lm_loss = nn.CrossEntropyLoss()
+                self.decoder_embed = nn.Linear(dim, dim)
+                self.mask_token = nn.Parameter(torch.zeros(1, 1, dim)) if learn else None
 
-            def train_lm(self, loader):
-                for batch in loader:
-                    out = self.lm(batch["input"])
-                    labels = batch["labels"].to(self.device)
-                    loss = self.loss(out, labels, self.lm_loss)
-
-            def loss(self, logits, labels, loss_func):
-                return loss_func(logits, labels)
+            def forward(self, x, ids_restore):
+                x = self.decoder_embed(x)
+                mask_tokens = self.mask_token.repeat(x.shape[0], 1, 1)
+                x_ = torch.cat([x, mask_tokens], dim=1)
+                index = torch.rand(x.shape[0], 4, device=x.device).argsort(dim=1)
+                return torch.gather(x_, dim=1, index=index.unsqueeze(-1).repeat(1, 1, x.shape[2]))
         """,
     "submodule-from-a-helper-unpacked-in-init": """
         import torch.nn as nn

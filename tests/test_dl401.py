@@ -422,3 +422,26 @@ def test_a_state_updated_in_a_forward_that_reads_the_device_is_still_reported() 
                 return x - self.running_mean + pos[:, None]
         """
     ) == [7]
+
+
+def test_an_update_or_a_dtype_conversion_is_no_rebuild_on_the_device() -> None:
+    assert lines(
+        """\
+        import torch
+        import torch.nn as nn
+
+        class Stats(nn.Module):
+            def __init__(self, dim, n):
+                super().__init__()
+                self.decay = 0.9
+                self.avg = torch.zeros(dim)
+                self.seen = torch.zeros(n)
+
+            def forward(self, x, labels):
+                w = torch.full((x.size(0),), 1.0 / x.size(0), device=x.device)
+                self.avg = self.decay * self.avg + (1 - self.decay) * (w @ x)
+                counts = labels.to(torch.float32)
+                self.seen = counts.sum(0)
+                return x
+        """
+    ) == [8, 9]

@@ -66,7 +66,17 @@ _READ_ONLY_CALLS = frozenset({"copy.copy", "copy.deepcopy", "builtins.print", "b
 
 # Libraries whose batches have a `.to()` that moves them in place and returns them.
 _IN_PLACE_BATCH_LIBRARIES = ("torch_geometric", "transformers")
-_TENSOR_FIELDS = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "layout", "names"})
+_TENSOR_FIELDS = frozenset(
+    {
+        "shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "layout", "names", "is_sparse", "is_leaf",
+        "grad_fn", "itemsize", "nbytes", "is_quantized", "is_meta", "is_cpu",
+    }
+)
+
+
+def _bound_names(target: cst.BaseExpression) -> set[str]:
+    """The names a loop target binds: `batch`, `(i, (x, y))`."""
+    return {n.value for n in descendants(target) if type(n) is cst.Name}  # type: ignore[attr-defined]
 
 # unittest's context managers that expect the block to raise.
 _RAISES_METHODS = frozenset({"assertRaises", "assertRaisesRegex", "assertRaisesRegexp"})
@@ -135,11 +145,10 @@ class FunctionRun:
 
     def _param_default(self, func: FunctionInfo, param: cst.Param) -> Value:
         name = param.name.value
-        # `device=None`: still the device the caller chooses (`if device is None:` picks one).
-        if is_device_name(name, self.solver.settings):
-            return Value(Kind.DEVICE, Place(PlaceKind.DEVICE, name))
         if param.default is not None and isinstance(param.default, cst.Name) and param.default.value == "None":
             return F.NONE
+        if is_device_name(name, self.solver.settings):
+            return Value(Kind.DEVICE, Place(PlaceKind.DEVICE, name))
         if is_loader_name(name, self.solver.settings):
             return Value(Kind.LOADER, elem=self._batch_value(name, param))
         cls = func.cls
@@ -316,10 +325,16 @@ class FunctionRun:
                 # keeps its own place; a submodule is registered either way.
                 if self.in_module_method and (not unpacked or value.kind in (Kind.MODULE, Kind.INSTANCE)):
                     value = self._module_attribute(value, source)
-                elif self.cls is not None and self.cls.maybe_module and value.kind is Kind.MODULE:
+                elif self.cls is not None and self.cls.maybe_module and (value.kind is Kind.MODULE or self._registers_state(source)):
                     # A plain tensor attribute stays where it is made, module or not.
                     value = replace(value, place=F.UNKNOWN_PLACE, origin=None)
         self.bind(target, value)
+
+    def _registers_state(self, source: cst.CSTNode | None) -> bool:
+        """`nn.Parameter(...)`, also under a condition (`nn.Parameter(t) if learn else None`)."""
+        if source is None:
+            return False
+        return any(type(n) is cst.Call and self.qualify(n.func) in REGISTERED_STATE_CLASSES for n in descendants(source))  # type: ignore[attr-defined]
 
     def _module_attribute(self, value: Value, source: cst.CSTNode | None) -> Value:
         """What `self.x = value` means inside a Module: submodules and parameters follow the module."""
@@ -350,7 +365,7 @@ class FunctionRun:
                 # What a loader yields may be a structure whose `.to()` moves it in place
                 # (transformers' BatchEncoding, PyG's Batch); its tensors are not.
                 whole = receiver.batch is not None and not receiver.part
-                if receiver.kind is Kind.TENSOR or receiver.batch is not None and not (whole and name is not None and self._structured(name)):
+                if receiver.kind is Kind.TENSOR or receiver.batch is not None and not (whole and name is not None and self._structured(name, expr)):
                     self.solver.record(self.key, expr, DiscardedMove(expr, receiver_expr, method))
                     if name is not None:
                         # One root cause, one finding: later uses are not reported again.
@@ -387,16 +402,20 @@ class FunctionRun:
                 self.solver.note_default_place(place)
         self.eval(expr)
 
-    def _structured(self, name: str) -> bool:
+    def _structured(self, name: str, statement: cst.CSTNode) -> bool:
         """Is the batch `name` a structure rather than a tensor?
 
-        So it is where this function uses it as a mapping (`**batch`, `batch["labels"]`)
-        or reads a field no tensor has (`batch.edge_index`), and in a file that works
-        with PyG or transformers, whose batches move in place.
+        So it is where the loop that draws it uses it as a mapping (`**batch`,
+        `batch["labels"]`) or reads a field no tensor has (`batch.edge_index`), and in a
+        file that works with PyG or transformers, whose batches move in place.
         """
         if any(q.startswith(_IN_PLACE_BATCH_LIBRARIES) for q in self.solver.names.bindings.values()):
             return True
         scope: cst.CSTNode = self.func.node if self.func is not None else self.solver.analysis.module
+        for node in descendants(scope):
+            # The innermost loop that binds the name and holds the statement (pre-order: the last found).
+            if type(node) is cst.For and name in _bound_names(node.target) and any(n is statement for n in descendants(node.body)):  # type: ignore[attr-defined]
+                scope = node
         called = set()
         for node in descendants(scope):
             kind = type(node)
@@ -647,7 +666,10 @@ class FunctionRun:
                 return base  # `x.shape[1:]`, `outputs[:-1]`: still a sequence
             return base.elem or F.UNKNOWN
         if base.kind is Kind.SCALAR:
-            return F.SCALAR  # `x.shape[0]`: a number out of a size
+            # `x.size()[0]` is a number, `x.size()[1:]` a tuple of them.
+            if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice):
+                return Value(Kind.SEQ, elem=F.SCALAR)
+            return F.SCALAR
         if base.kind is Kind.TENSOR or base.kind is Kind.UNKNOWN and base.place.known:
             # A device tensor may be indexed with CPU indices; a CPU tensor not with device ones.
             if base.place == CPU:
@@ -1275,7 +1297,8 @@ class FunctionRun:
                 return replace(result, origin=receiver.origin, in_module=receiver.in_module, scalar=receiver.scalar and result.scalar)
             return result
         if method in ("item", "tolist", "size", "dim", "numel"):
-            return F.SCALAR
+            # `x.size()` and `x.tolist()` are sequences (`torch.tensor(x.size())` is 1-D).
+            return Value(Kind.SEQ, elem=F.SCALAR) if method in ("size", "tolist") and not node.args else F.SCALAR
         if receiver.kind is Kind.LOADER:
             return F.UNKNOWN
         if receiver.kind is Kind.UNKNOWN and receiver.place.known and method not in NON_TENSOR_METHODS:

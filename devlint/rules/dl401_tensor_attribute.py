@@ -244,7 +244,12 @@ def _rebuilt_placed(method: cst.FunctionDef) -> set[str]:
                     rebuilt.append((name.split(".", 1)[1], node.value))  # type: ignore[attr-defined]
                 elif "." not in name:
                     assigned[name] = node.value  # type: ignore[attr-defined]
-    return {attr for attr, value in rebuilt if _placed(value, assigned, set())}
+    # A value that reads the attribute's old self (`self.avg = 0.9 * self.avg + ...`) updates it in place.
+    return {
+        attr
+        for attr, value in rebuilt
+        if _placed(value, assigned, set()) and not any(dotted_name(n) == f"self.{attr}" for n in descendants(value) if type(n) is cst.Attribute)  # type: ignore[arg-type]
+    }
 
 
 def _placed(expr: cst.BaseExpression, assigned: dict[str, cst.BaseExpression], seen: set[str]) -> bool:
@@ -255,7 +260,7 @@ def _placed(expr: cst.BaseExpression, assigned: dict[str, cst.BaseExpression], s
             return True
         if kind is cst.Arg and node.keyword is not None and node.keyword.value == "device":  # type: ignore[attr-defined]
             return True
-        if kind is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in _MOVES:  # type: ignore[attr-defined]
+        if kind is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in _MOVES and _moves_device(node):  # type: ignore[attr-defined]
             return True
         if kind is cst.Name and node.value in assigned and node.value not in seen:  # type: ignore[attr-defined]
             seen.add(node.value)  # type: ignore[attr-defined]
@@ -263,5 +268,22 @@ def _placed(expr: cst.BaseExpression, assigned: dict[str, cst.BaseExpression], s
                 return True
     return False
 
+
+def _moves_device(call: cst.Call) -> bool:
+    """`.cuda()`, `.type_as(t)`, `.to(device)`; not a dtype-only `.to(torch.float32)` / `.to(x.dtype)`."""
+    if call.func.attr.value != "to":  # type: ignore[attr-defined]
+        return True
+    positional = [arg for arg in call.args if arg.keyword is None]
+    if any(arg.keyword is not None and arg.keyword.value == "device" for arg in call.args):
+        return True
+    if not positional:
+        return False
+    first = dotted_name(positional[0].value) or ""
+    return not (first.endswith("dtype") or first.rsplit(".", 1)[-1] in _DTYPE_NAMES)
+
+
+_DTYPE_NAMES = frozenset(
+    {"float", "float16", "float32", "float64", "half", "double", "bfloat16", "long", "int", "int8", "int16", "int32", "int64", "uint8", "bool", "complex64", "complex128"}
+)
 
 _MOVES = frozenset({"to", "cuda", "type_as"})
