@@ -26,6 +26,11 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
     return None
 
 
+def is_none(node: cst.BaseExpression | None) -> bool:
+    """The literal `None` (a default, an argument, a branch)."""
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
 def _import_target(node: cst.BaseExpression) -> str:
     return dotted_name(node) or ""
 

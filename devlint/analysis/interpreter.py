@@ -34,7 +34,7 @@ from devlint.analysis.torchnames import (
     SHAPE_ONLY_METHODS,
     TENSOR_ATTRIBUTES,
 )
-from devlint.names import dotted_name
+from devlint.names import dotted_name, is_none
 from devlint.tree import child_nodes, descendants
 
 if TYPE_CHECKING:
@@ -145,7 +145,7 @@ class FunctionRun:
 
     def _param_default(self, func: FunctionInfo, param: cst.Param) -> Value:
         name = param.name.value
-        if param.default is not None and isinstance(param.default, cst.Name) and param.default.value == "None":
+        if is_none(param.default):
             return F.NONE
         if is_device_name(name, self.solver.settings):
             return Value(Kind.DEVICE, Place(PlaceKind.DEVICE, name))
@@ -945,7 +945,7 @@ class FunctionRun:
     def _device_keyword(cls, node: cst.Call) -> cst.Arg | None:
         """`device=X`; `device=None` asks for the default device, as leaving it out does."""
         arg = cls._keyword(node, "device")
-        return None if arg is not None and isinstance(arg.value, cst.Name) and arg.value.value == "None" else arg
+        return None if arg is not None and is_none(arg.value) else arg
 
     @staticmethod
     def _keywords_unpacked(node: cst.Call) -> bool:
@@ -960,7 +960,7 @@ class FunctionRun:
         return any(
             arg.keyword is not None
             and is_device_name(arg.keyword.value, settings)
-            and not (isinstance(arg.value, cst.Name) and arg.value.value == "None")
+            and not is_none(arg.value)
             for arg in node.args
         )
 
@@ -1189,7 +1189,7 @@ class FunctionRun:
     def _default_value(self, param: cst.Param) -> Value:
         if param.default is None:
             return F.UNKNOWN
-        if isinstance(param.default, cst.Name) and param.default.value == "None":
+        if is_none(param.default):
             return F.NONE
         saved, self.solver.recording = self.solver.recording, False
         try:
@@ -1231,10 +1231,10 @@ class FunctionRun:
         for index, arg in enumerate(node.args):
             if arg.star or (arg.keyword.value == name if arg.keyword is not None else index == position):
                 passed = arg.value
-                if not (isinstance(passed, cst.Name) and passed.value == "None"):
+                if not is_none(passed):
                     return result
         param = next(p for p in target.params if p.name.value == name)
-        if param.default is None or not (isinstance(param.default, cst.Name) and param.default.value == "None"):
+        if not is_none(param.default):
             return result
         return replace(result, place=F.UNKNOWN_PLACE)
 

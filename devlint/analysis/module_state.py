@@ -27,6 +27,7 @@ from devlint.analysis.torchnames import (
     PARAMETER_FREE_MODULES,
     TENSOR_ATTRIBUTES,
 )
+from devlint.names import is_none
 from devlint.tree import descendants
 
 if TYPE_CHECKING:
@@ -87,10 +88,6 @@ _NON_TENSOR_METHODS = frozenset(
 PARAMETER_CONVERSIONS = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16"})
 _CONTAINER_FILLS = frozenset({"append", "extend", "insert", "update", "setdefault"})
 _REGISTERING_METHODS = frozenset({"add_module", "register_module", "register_parameter"})
-
-
-def _is_none(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "None"
 
 
 def _function_body(func: cst.FunctionDef) -> tuple[cst.BaseStatement, ...]:
@@ -218,7 +215,7 @@ class Scope:
                 return TENSOR
             return None
         if isinstance(expr, cst.IfExp):
-            kinds = {self.kind(branch) for branch in (expr.body, expr.orelse) if not _is_none(branch)}
+            kinds = {self.kind(branch) for branch in (expr.body, expr.orelse) if not is_none(branch)}
             return kinds.pop() if len(kinds) == 1 else None
         if isinstance(expr, cst.Call):
             return self._call_kind(expr)
@@ -320,7 +317,7 @@ def _nn_module_kind(name: str, call: cst.Call) -> str:
     if name.endswith("Loss") or name == "NLLLoss2d":
         weighted = any(arg.keyword is not None and arg.keyword.value in _WEIGHT_KEYWORDS for arg in call.args)
         positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
-        if weighted or (positional and name in _WEIGHT_FIRST_LOSSES and not _is_none(positional[0].value)):
+        if weighted or (positional and name in _WEIGHT_FIRST_LOSSES and not is_none(positional[0].value)):
             return MODULE
         return STATELESS
     return MODULE

@@ -22,7 +22,7 @@ from devlint.analysis.module_state import (
 )
 from devlint.finding import Edit, Fix
 from devlint.fixes import outer_span, replace_node, source_of
-from devlint.names import dotted_name
+from devlint.names import dotted_name, is_none
 from devlint.rule import Rule
 from devlint.tree import descendants
 
@@ -204,7 +204,7 @@ def _other_methods_assign_tensors(index: FileIndex, node: cst.ClassDef, state: C
                     value = small.value  # type: ignore[union-attr]
                     if isinstance(small, cst.AugAssign):
                         continue  # in place on the tensor: still a tensor
-                    if not (isinstance(value, cst.Name) and value.value == "None") and scope.kind(value) not in TENSORISH:
+                    if not is_none(value) and scope.kind(value) not in TENSORISH:
                         return False
                 learn_locals(scope, small)
     return True
