@@ -393,8 +393,13 @@ def test_what_the_third_round_of_fixes_must_still_report() -> None:
     def sizes(x, device):
         x = x.to(device)
         return x * torch.tensor(x.size()[1:]), x * torch.tensor(x.size())
+
+
+    def like_with_no_device(device):
+        a = torch.zeros(3)
+        return torch.ones_like(a, device=None) + torch.ones(3, device=device)
     """
-    assert findings(source) == [("DL301", 14, 16), ("DL301", 19, 12), ("DL301", 19, 44)]
+    assert findings(source) == [("DL301", 14, 16), ("DL301", 19, 12), ("DL301", 19, 44), ("DL301", 24, 12)]
 
 
 def test_a_loss_built_with_cpu_class_weights() -> None:

@@ -74,12 +74,13 @@ _TENSOR_FIELDS = frozenset(
 )
 
 
+# unittest's context managers that expect the block to raise.
+_RAISES_METHODS = frozenset({"assertRaises", "assertRaisesRegex", "assertRaisesRegexp"})
+
+
 def _bound_names(target: cst.BaseExpression) -> set[str]:
     """The names a loop target binds: `batch`, `(i, (x, y))`."""
     return {n.value for n in descendants(target) if type(n) is cst.Name}  # type: ignore[attr-defined]
-
-# unittest's context managers that expect the block to raise.
-_RAISES_METHODS = frozenset({"assertRaises", "assertRaisesRegex", "assertRaisesRegexp"})
 
 
 class FunctionRun:
@@ -995,7 +996,7 @@ class FunctionRun:
             return self.factory(node, qualified)
         if qualified.endswith("_like") and qualified.startswith("torch."):
             args = self._args(node)
-            device = self._keyword(node, "device")
+            device = self._device_keyword(node)  # `device=None`: the input's device
             if device is not None:
                 return Value(Kind.TENSOR, self.device_place(device.value), self.origin(node, f"created by `{qualified}`"))
             if self._keywords_unpacked(node):

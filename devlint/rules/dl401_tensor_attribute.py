@@ -20,6 +20,7 @@ from devlint.analysis.module_state import (
     learn_locals,
     statements,
 )
+from devlint.analysis.torchnames import DTYPES
 from devlint.finding import Edit, Fix
 from devlint.fixes import outer_span, replace_node, source_of
 from devlint.names import dotted_name, is_none
@@ -282,8 +283,7 @@ def _moves_device(call: cst.Call) -> bool:
     return not (first.endswith("dtype") or first.rsplit(".", 1)[-1] in _DTYPE_NAMES)
 
 
-_DTYPE_NAMES = frozenset(
-    {"float", "float16", "float32", "float64", "half", "double", "bfloat16", "long", "int", "int8", "int16", "int32", "int64", "uint8", "bool", "complex64", "complex128"}
-)
+# `torch.float32` or `float32` as imported: a dtype, not a device.
+_DTYPE_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in DTYPES)
 
 _MOVES = frozenset({"to", "cuda", "type_as"})
