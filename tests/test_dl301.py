@@ -424,6 +424,76 @@ def test_a_loss_built_with_cpu_class_weights() -> None:
     assert "`loss_fn` is on the CPU (built with the tensor `weights`, line 8)" in messages(source)[0]
 
 
+def test_a_module_without_state_runs_on_the_cpu_whatever_its_owner_is_moved_to() -> None:
+    # An unweighted loss holds no tensor: `.to(device)` and registration leave it
+    # nowhere, so a loss taken on the CPU for a report is correct (PyG glem).
+    source = """
+    import torch
+    from torch import nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 3)
+            self.crit = nn.CrossEntropyLoss(reduction="mean")
+            self.act = nn.ReLU()
+
+        def evaluate(self, x, y):
+            out = self.fc(x)
+            return self.crit(out.cpu(), y.cpu()) + self.act(y.cpu()).sum()
+
+
+    def metrics(model, loader, device):
+        crit = nn.CrossEntropyLoss().to(device)
+        for xb, yb in loader:
+            pred = model(xb.to(device))
+            print(crit(pred.cpu(), yb).item())
+    """
+    assert findings(source) == []
+
+
+def test_a_module_without_state_still_joins_what_it_is_given() -> None:
+    source = """
+    import torch
+    from torch import nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 3)
+            self.crit = nn.CrossEntropyLoss()
+
+        def evaluate(self, x, y):
+            return self.crit(self.fc(x), y.cpu())
+    """
+    assert findings(source) == [("DL301", 12, 16)]
+    assert messages(source) == [
+        "`self.crit(self.fc(x), y.cpu())` mixes devices: `y.cpu()` is on the CPU (moved to the CPU by `.cpu()`, line 12), "
+        "but `self.fc(x)` is on the module's device; put both on one device (`.to(device)`, or create it with `device=device`)"
+    ]
+
+
+def test_a_weighted_loss_keeps_its_weights_on_the_module() -> None:
+    source = """
+    import torch
+    from torch import nn
+
+
+    class Net(nn.Module):
+        def __init__(self, weights):
+            super().__init__()
+            self.fc = nn.Linear(3, 3)
+            self.crit = nn.CrossEntropyLoss(weight=torch.tensor(weights))
+
+        def evaluate(self, x, y):
+            out = self.fc(x)
+            return self.crit(out.cpu(), y.cpu())
+    """
+    assert findings(source) == [("DL301", 13, 16)]
+
+
 def test_a_global_model_moved_in_one_function_used_in_another() -> None:
     source = """
     import torch

@@ -209,6 +209,23 @@ def test_a_factory_combined_with_a_parameter() -> None:
     assert findings(source) == [("DL303", 11, 15)]
 
 
+def test_init_still_reports_a_factory_meeting_a_moved_tensor() -> None:
+    # In `__init__` only the module's own state is where it was built; a tensor moved there is not.
+    source = """
+    import torch
+    import torch.nn as nn
+
+
+    class Net(nn.Module):
+        def __init__(self, device):
+            super().__init__()
+            self.fc = nn.Linear(3, 3)
+            table = torch.randn(3, device=device)
+            self.register_buffer("w", table + torch.ones(3))
+    """
+    assert findings(source) == [("DL303", 10, 43)]
+
+
 def test_the_suggested_device_exists_when_the_factory_meets_a_submodule() -> None:
     source = """
     import torch
@@ -453,6 +470,22 @@ NEGATIVES = {
                 pos = torch.arange(0, T, dtype=torch.long, device=idx.device)
                 x = self.tok(idx) + self.pos(pos)
                 return torch.cat([x, torch.zeros_like(x)], dim=-1)
+        """,
+    "a-dummy-pass-in-init-sizes-the-head": """
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 8, 3)
+                n = self.conv(torch.zeros(1, 3, 32, 32)).numel()
+                self.fc = nn.Linear(n, 10)
+                self.register_buffer("w", torch.randn(10) * self.fc.bias)
+
+            def forward(self, x):
+                return self.fc(self.conv(x).flatten(1)) * self.w
         """,
 }
 

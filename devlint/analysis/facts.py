@@ -99,6 +99,7 @@ class Value:
     cls: str = ""  # INSTANCE / MODULE: the local class name, if known
     scalar: bool = False  # a 0-dim tensor or Python number: PyTorch lets it mix
     in_module: str = ""  # the Module class whose method created it (for DL303)
+    stateless: bool = False  # MODULE: owns no parameters or buffers, so any device's tensors go through it
     parts: tuple["Value", ...] = ()  # SEQ: elements on different known devices, kept apart for cat/stack
     items: tuple["Value", ...] | None = None  # SEQ of fixed length: `(x, y)`, an `enumerate` pair
 
@@ -137,6 +138,7 @@ def join(a: Value, b: Value) -> Value:
         cls=a.cls if a.cls == b.cls else "",
         scalar=a.scalar and b.scalar,
         in_module=a.in_module if a.in_module == b.in_module else "",
+        stateless=a.stateless and b.stateless,
         parts=parts if kind is Kind.SEQ else (),
     )
 

@@ -13,6 +13,7 @@ from devlint.analysis.environment import Env, join_envs
 from devlint.analysis.events import Conflict, DiscardedMove, NumpyOnDevice, Operand, SplitReturn
 from devlint.analysis.facts import CPU, INPUT_DEVICE, MODULE_DEVICE, Kind, Origin, Place, PlaceKind, Value
 from devlint.analysis.guards import device_type_of_string, string_value
+from devlint.analysis.module_state import owns_no_state
 from devlint.analysis.program import ClassInfo, FunctionInfo
 from devlint.analysis.shapes import size_sources
 from devlint.analysis.naming import CONFIG_NAMES, MOVE_HELPER_WORDS, is_device_name, is_loader_name
@@ -107,6 +108,10 @@ class FunctionRun:
     @property
     def in_module_method(self) -> bool:
         return self.cls is not None and self.cls.is_module
+
+    @property
+    def _constructing(self) -> bool:
+        return self.func is not None and self.func.name == "__init__" and self.in_module_method
 
     def start(self) -> None:
         func = self.func
@@ -341,6 +346,8 @@ class FunctionRun:
         """What `self.x = value` means inside a Module: submodules and parameters follow the module."""
         if isinstance(source, cst.Call) and self.qualify(source.func) in REGISTERED_STATE_CLASSES:
             return Value(Kind.TENSOR, MODULE_DEVICE)
+        if value.stateless:
+            return value
         if value.kind is Kind.MODULE or value.kind is Kind.INSTANCE and value.cls in self.solver.program.classes and self.solver.program.classes[value.cls].is_module:
             return replace(value, kind=Kind.MODULE, place=MODULE_DEVICE, origin=None)
         # A plain tensor attribute, or modules in a plain list, are DL401's and DL402's
@@ -858,6 +865,10 @@ class FunctionRun:
         cpu = [op for op in tensors if op.value.place == CPU and not op.value.scalar and not op.value.weak]
         device = [op for op in tensors if op.value.place.on_accelerator and not op.value.weak]
         if cpu and device:
+            if self._constructing and all(op.value.place == MODULE_DEVICE for op in device):
+                # A module's own state sits where `__init__` built it until someone moves the
+                # module: a dummy pass (`self.conv(torch.zeros(1, 3, 32, 32))`) runs on the CPU.
+                return F.UNKNOWN
             batch = [op for op in cpu if op.value.batch is not None]
             self.conflict(node, (batch or cpu)[0], device[0])
             return F.UNKNOWN
@@ -1090,7 +1101,10 @@ class FunctionRun:
             text = " ".join(self.solver.analysis.module.code_for_node(expr).split())
             return Value(Kind.MODULE, place, self.origin(node, f"built with the tensor `{text}`"), cls=leaf)
         if leaf in PARAMETER_FREE_MODULES or leaf.endswith("Loss"):
-            return Value(Kind.MODULE, cls=leaf)
+            # An unweighted loss or an activation has nothing to move: it stays placeless
+            # through `.to()` and registration. A loss with weights of unknown place is only unknown.
+            stateless = owns_no_state(leaf, node) and not any(arg.star for arg in node.args)
+            return Value(Kind.MODULE, cls=leaf, stateless=stateless)
         # `nn.Linear(3, 4, device=device)`: the factory keywords every built-in layer takes.
         device = self._device_keyword(node)
         if device is not None:
@@ -1243,7 +1257,7 @@ class FunctionRun:
         method = func.attr.value
         attribute = dotted_name(func)
         held = self.lookup(attribute) if attribute is not None else None
-        if held is not None and held.kind in (Kind.MODULE, Kind.UNKNOWN) and held.place.kind is not PlaceKind.UNKNOWN:
+        if held is not None and held.kind in (Kind.MODULE, Kind.UNKNOWN) and (held.place.kind is not PlaceKind.UNKNOWN or held.stateless):
             return self.call_value(node, held, func)  # self.model(x)
         receiver = self.eval(func.value)
         receiver_text = dotted_name(func.value)
@@ -1311,6 +1325,8 @@ class FunctionRun:
 
     def move(self, node: cst.Call, method: str, receiver: Value) -> Value:
         args = self._args(node)
+        if receiver.stateless:
+            return receiver  # `nn.CrossEntropyLoss().to(device)`: nothing moved, nowhere to be
         if method == "cpu":
             place = CPU
             what = "moved to the CPU by `.cpu()`"

@@ -312,15 +312,21 @@ class Scope:
 
 
 def _nn_module_kind(name: str, call: cst.Call) -> str:
+    return STATELESS if owns_no_state(name, call) else MODULE
+
+
+def owns_no_state(name: str, call: cst.Call) -> bool:
+    """`torch.nn.<name>(...)` builds a module with no parameters and no buffers.
+
+    Activations, pooling, dropout; losses unless given class weights.
+    """
     if name in PARAMETER_FREE_MODULES:
-        return STATELESS
+        return True
     if name.endswith("Loss") or name == "NLLLoss2d":
         weighted = any(arg.keyword is not None and arg.keyword.value in _WEIGHT_KEYWORDS for arg in call.args)
         positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
-        if weighted or (positional and name in _WEIGHT_FIRST_LOSSES and not is_none(positional[0].value)):
-            return MODULE
-        return STATELESS
-    return MODULE
+        return not (weighted or (positional and name in _WEIGHT_FIRST_LOSSES and not is_none(positional[0].value)))
+    return False
 
 
 # -- the per-file index ----------------------------------------------------------------
