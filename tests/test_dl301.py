@@ -494,6 +494,35 @@ def test_a_weighted_loss_keeps_its_weights_on_the_module() -> None:
     assert findings(source) == [("DL301", 13, 16)]
 
 
+def test_a_tensor_of_one_number_built_from_a_number_parameter() -> None:
+    # timm-style drop path: `torch.tensor(1 - drop_prob)` is 0-dim; the full `torch.rand` is not.
+    source = """
+    import torch
+    import torch.nn as nn
+
+
+    def drop_path(x, drop_prob=0.1):
+        keep_prob = torch.tensor(1 - drop_prob)
+        random_tensor = keep_prob + torch.rand(x.shape)
+        return x.divide(keep_prob) * random_tensor
+
+
+    class DropPath(nn.Module):
+        def __init__(self, p):
+            super().__init__()
+            self.p = p
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            return drop_path(self.fc(x), self.p)
+    """
+    assert messages(source) == [
+        "`x.divide(keep_prob) * random_tensor` mixes devices: `random_tensor` is on the CPU (created by `torch.rand` "
+        "without `device=`, line 7), but `x.divide(keep_prob)` is on the module's device; put both on one device "
+        "(`.to(device)`, or create it with `device=device`)"
+    ]
+
+
 def test_a_global_model_moved_in_one_function_used_in_another() -> None:
     source = """
     import torch

@@ -270,6 +270,18 @@ NEGATIVES = {
                 output = output.to(device)
                 return output.argmax(dim=0).to(self._cpu_device).numpy()
         """,
+    "an-opaque-object-converting-itself": """
+        # kornia's Image: `.to(device)` moves it, but its own `to_numpy()` copies to the
+        # host; `.cpu()` on what it returns (the fix) would raise.
+        import numpy as np
+        from kornia.image import Image
+
+
+        def test_numpy(device):
+            data = np.ones((4, 5, 3), dtype=np.uint8)
+            img = Image.from_numpy(data).to(device)
+            np.testing.assert_array_equal(data, np.asarray(img.to_numpy()))
+        """,
 }
 
 

@@ -208,6 +208,29 @@ def test_registered_and_non_tensor_values_are_fine() -> None:
     ) == []
 
 
+def test_a_tensor_of_one_number_meets_any_device() -> None:
+    # kornia Rescale, diffusers' latent scale: 0-dim CPU tensors mix with CUDA ones.
+    assert lines(
+        """\
+        import torch
+        import torch.nn as nn
+
+        class Rescale(nn.Module):
+            def __init__(self, factor: float, scaling=0.18215, shift=-1) -> None:
+                super().__init__()
+                self.factor = torch.tensor(factor)
+                self.scale = torch.tensor(scaling)
+                self.shift = torch.as_tensor(1 - shift)
+                self.one = torch.tensor(1.0)
+                self.table = torch.tensor([factor, scaling])
+                self.window = torch.tensor(window)
+
+            def forward(self, x):
+                return (x - self.shift) * self.factor / self.scale * self.one + self.table
+        """
+    ) == [11, 12]
+
+
 # -- fixes -----------------------------------------------------------------------------
 def test_fix_registers_a_non_persistent_buffer() -> None:
     assert fixed(

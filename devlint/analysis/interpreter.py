@@ -15,7 +15,7 @@ from devlint.analysis.facts import CPU, INPUT_DEVICE, MODULE_DEVICE, Kind, Origi
 from devlint.analysis.guards import device_type_of_string, string_value
 from devlint.analysis.module_state import owns_no_state
 from devlint.analysis.program import ClassInfo, FunctionInfo
-from devlint.analysis.shapes import size_sources
+from devlint.analysis.shapes import number_parameter, size_sources
 from devlint.analysis.naming import CONFIG_NAMES, MOVE_HELPER_WORDS, is_device_name, is_loader_name
 from devlint.analysis.torchnames import (
     ACCELERATOR_TYPES,
@@ -155,6 +155,8 @@ class FunctionRun:
             return F.NONE
         if is_device_name(name, self.solver.settings):
             return Value(Kind.DEVICE, Place(PlaceKind.DEVICE, name))
+        if number_parameter(param):
+            return F.SCALAR
         if is_loader_name(name, self.solver.settings):
             return Value(Kind.LOADER, elem=self._batch_value(name, param))
         cls = func.cls
@@ -1427,7 +1429,11 @@ class FunctionRun:
             if collection:
                 candidate = value.elem
             if candidate.kind in (Kind.TENSOR, Kind.UNKNOWN) and candidate.place.on_accelerator:
-                if candidate.kind is Kind.UNKNOWN and not candidate.weak and candidate.origin is None:
+                if candidate.kind is Kind.UNKNOWN and candidate.origin is None and not candidate.weak:
+                    continue
+                if candidate.kind is Kind.UNKNOWN and candidate.weak and via != ".numpy()":
+                    # Only a tensor has `.numpy()`; what an opaque object's method returns to
+                    # `np.asarray` may already be an array (kornia's `Image.to_numpy()`).
                     continue
                 seen = replace(candidate, kind=Kind.SEQ) if collection else candidate
                 self.solver.record(self.key, node, NumpyOnDevice(node, Operand(expr, seen), via))

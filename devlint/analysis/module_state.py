@@ -27,6 +27,7 @@ from devlint.analysis.torchnames import (
     PARAMETER_FREE_MODULES,
     TENSOR_ATTRIBUTES,
 )
+from devlint.analysis.shapes import python_number
 from devlint.names import is_none
 from devlint.tree import descendants
 
@@ -298,6 +299,8 @@ class Scope:
         parts = qualified.split(".")
         if parts[0] != "torch":
             return None
+        if qualified in ("torch.tensor", "torch.as_tensor", "torch.scalar_tensor") and _holds_one_number(call, self.func):
+            return None  # 0-dim: PyTorch lets it meet tensors on any device, wherever it stays
         if qualified in FACTORIES or qualified in _TENSOR_FUNCTIONS:
             return TENSOR
         if len(parts) == 2 and parts[1].endswith("_like"):
@@ -309,6 +312,11 @@ class Scope:
         if is_nn_class and name[:1].isupper() and name not in _NOT_MODULES:
             return _nn_module_kind(name, call)
         return None
+
+
+def _holds_one_number(call: cst.Call, func: cst.FunctionDef) -> bool:
+    first = call.args[0] if call.args else None
+    return first is not None and first.keyword is None and not first.star and python_number(first.value, func)
 
 
 def _nn_module_kind(name: str, call: cst.Call) -> str:

@@ -23,3 +23,36 @@ def size_sources(factory: cst.CSTNode) -> list[str]:
         if name is not None and name not in found:
             found.append(name)
     return found
+
+
+_NUMBER_TYPES = frozenset({"int", "float", "bool", "complex"})
+_NUMBER_LITERALS = (cst.Integer, cst.Float, cst.Imaginary)
+
+
+def number_parameter(param: cst.Param) -> bool:
+    """`scale: float`, `eps=1e-5`, `shift=-1`: a parameter declared or defaulted as a Python number."""
+    annotation = param.annotation.annotation if param.annotation is not None else None
+    if isinstance(annotation, cst.Name) and annotation.value in _NUMBER_TYPES:
+        return True
+    default = param.default
+    if isinstance(default, cst.UnaryOperation):
+        default = default.expression
+    return isinstance(default, _NUMBER_LITERALS)
+
+
+def python_number(expr: cst.BaseExpression, func: cst.FunctionDef | None) -> bool:
+    """A number literal, or arithmetic on numbers and on `func`'s number parameters.
+
+    `torch.tensor(1 - drop_prob)` holds one such number: a 0-dim tensor, which
+    PyTorch lets meet tensors on any device.
+    """
+    if isinstance(expr, _NUMBER_LITERALS):
+        return True
+    if isinstance(expr, cst.UnaryOperation):
+        return python_number(expr.expression, func)
+    if isinstance(expr, cst.BinaryOperation):
+        return python_number(expr.left, func) and python_number(expr.right, func)
+    if isinstance(expr, cst.Name) and func is not None:
+        params = func.params
+        return any(p.name.value == expr.value and number_parameter(p) for p in (*params.posonly_params, *params.params, *params.kwonly_params))
+    return False
