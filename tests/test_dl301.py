@@ -523,6 +523,30 @@ def test_a_tensor_of_one_number_built_from_a_number_parameter() -> None:
     ]
 
 
+def test_modules_of_this_file_with_state_or_wrapping_a_cpu_model_are_still_on_the_cpu() -> None:
+    source = """
+    import torch
+    import torch.nn as nn
+
+
+    class Head(nn.Module):
+        def __init__(self, body):
+            super().__init__()
+            self.body = body
+            self.fc = nn.Linear(4, 2)
+
+        def forward(self, x):
+            return self.fc(self.body(x))
+
+
+    def run(device):
+        x = torch.randn(3, 4, device=device)
+        layers = [nn.Linear(4, 4), nn.ReLU()]
+        return Head(nn.Linear(4, 4))(x), nn.Sequential(*layers)(x)
+    """
+    assert findings(source) == [("DL301", 18, 12), ("DL301", 18, 38)]
+
+
 def test_a_global_model_moved_in_one_function_used_in_another() -> None:
     source = """
     import torch
@@ -700,6 +724,71 @@ def test_a_cpu_accumulator_updated_with_device_tensors_in_a_loop() -> None:
 
 # -- negatives ---------------------------------------------------------------------
 NEGATIVES = {
+    "a-sequential-of-layers-from-elsewhere": """
+        # kornia: augmentations handed in by pytest; where they are is not known here.
+        import torch
+
+
+        def check(augmentations, device):
+            seq = torch.nn.Sequential(*augmentations)
+            x = torch.randn(2, 3, 5, 6, device=device)
+            return seq(x) + torch.nn.Sequential(torch.nn.ReLU(), torch.nn.Dropout())(x)
+        """,
+    "modules-of-this-file-without-state": """
+        # kornia's DummyNNModule, ultralytics' BCEDiceLoss: nothing to move, so no device.
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+
+        class Warp(nn.Module):
+            def __init__(self, h: int, w: int):
+                super().__init__()
+                self.h = h
+                self.w = w
+
+            def forward(self, x, theta):
+                grid = F.affine_grid(theta, [x.shape[0], x.shape[1], self.h, self.w], align_corners=False)
+                return F.grid_sample(x, grid, align_corners=False)
+
+
+        class BCEDiceLoss(nn.Module):
+            def __init__(self, weight_bce=0.5):
+                super().__init__()
+                self.weight_bce = weight_bce
+                self.bce = nn.BCEWithLogitsLoss()
+
+            def forward(self, pred, target):
+                return self.weight_bce * self.bce(pred, target)
+
+
+        def test_warp(device):
+            theta = torch.eye(2, 3, device=device)[None]
+            img = torch.arange(36.0, device=device).view(1, 3, 3, 4)
+            pred = Warp(3, 4)(img, theta)
+            return BCEDiceLoss()(pred, torch.zeros(1, 3, 3, 4, device=device))
+        """,
+    "a-wrapper-around-a-moved-model": """
+        # ultralytics exporter: NMSModel holds nothing but the model it is given.
+        import torch
+        import torch.nn as nn
+
+
+        class NMSModel(nn.Module):
+            def __init__(self, model, args):
+                super().__init__()
+                self.model = model
+                self.args = args
+
+            def forward(self, x):
+                return self.model(x).max(dim=-1)
+
+
+        def export(model, args, device):
+            model = model.to(device)
+            im = torch.zeros(1, 3, 8, 8).to(device)
+            return NMSModel(model, args)(im) if args.nms else model(im)
+        """,
     "python-and-0-dim-scalars": """
         import torch
 

@@ -1092,7 +1092,13 @@ class FunctionRun:
         args = self._args(node)
         leaf = qualified.rsplit(".", 1)[-1]
         wrapped = [value for _, value in args if value.kind is Kind.MODULE]
-        if wrapped and leaf not in ("Sequential", "ModuleList", "ModuleDict"):
+        if leaf in _MODULE_CONTAINERS:
+            children = [(value.elem or F.UNKNOWN) if value.kind is Kind.SEQ else value for _, value in args]  # `*layers` comes as its elements
+            if children and all(child.stateless for child in children):
+                return Value(Kind.MODULE, F.NOWHERE, cls=leaf, stateless=True)
+            if not all(child.stateless or child.kind is Kind.MODULE and child.place == CPU for child in children):
+                return Value(Kind.MODULE, cls=leaf)  # `nn.Sequential(*layers)`: where its layers are
+        elif wrapped:
             # DistributedDataParallel(model), DataParallel(model): where the wrapped model is.
             return replace(wrapped[0], cls=leaf)
         tensors = [value for _, value in args if value.kind is Kind.TENSOR and value.place.known]
@@ -1105,8 +1111,9 @@ class FunctionRun:
         if leaf in PARAMETER_FREE_MODULES or leaf.endswith("Loss"):
             # An unweighted loss or an activation has nothing to move: it stays placeless
             # through `.to()` and registration. A loss with weights of unknown place is only unknown.
-            stateless = owns_no_state(leaf, node) and not any(arg.star for arg in node.args)
-            return Value(Kind.MODULE, cls=leaf, stateless=stateless)
+            if owns_no_state(leaf, node) and not any(arg.star for arg in node.args):
+                return Value(Kind.MODULE, F.NOWHERE, cls=leaf, stateless=True)  # joins as the identity: `[Linear, ReLU]`
+            return Value(Kind.MODULE, cls=leaf)
         # `nn.Linear(3, 4, device=device)`: the factory keywords every built-in layer takes.
         device = self._device_keyword(node)
         if device is not None:
@@ -1182,11 +1189,28 @@ class FunctionRun:
         if cls.is_module:
             if self._may_pass_device(node, args):
                 return Value(Kind.MODULE, cls=cls.name)  # its `__init__` may build its layers there
+            if any(_maybe_moved_module(value) for _, value in args):
+                return Value(Kind.MODULE, cls=cls.name)  # it wraps a module that may already be moved
+            if self._owns_no_state(cls):
+                return Value(Kind.MODULE, F.NOWHERE, cls=cls.name, stateless=True)
             if self.default_place != CPU:
                 return Value(Kind.MODULE, self.default_place, self.origin(node, f"built by `{cls.name}(...)`"), cls=cls.name)
             return Value(Kind.MODULE, CPU, self.origin(node, f"built by `{cls.name}(...)` on the CPU"), cls=cls.name)
         tensors = [value for _, value in args if value.kind is Kind.TENSOR or value.place.kind is PlaceKind.FOLLOWS]
         return Value(Kind.INSTANCE, cls=cls.name, elem=tensors[0] if len(tensors) == 1 else None)
+
+    def _owns_no_state(self, cls: ClassInfo) -> bool:
+        """A Module subclass of this file whose `__init__` keeps only numbers, devices and stateless layers."""
+        if cls.bases != ["torch.nn.Module"] or any(
+            type(n) is cst.Call and (dotted_name(n.func) or "").rsplit(".", 1)[-1] in _REGISTERING_CALLS for n in descendants(cls.node.body)  # type: ignore[attr-defined]
+        ):
+            return False
+        if "__init__" not in cls.methods:
+            return True
+        attrs: dict[str, Value] | None = self.solver.read("self_attrs", cls.key, None)
+        if attrs is None:
+            return False  # its `__init__` has not run yet: the next round knows
+        return all(v.kind in (Kind.SCALAR, Kind.NONE, Kind.DEVICE) or v.stateless for v in attrs.values())
 
     def _note_args(self, target: FunctionInfo, node: cst.Call, args: list[tuple[cst.CSTNode, Value]], skip_self: bool) -> None:
         params = target.params[1:] if skip_self else target.params
@@ -1437,6 +1461,20 @@ class FunctionRun:
                     continue
                 seen = replace(candidate, kind=Kind.SEQ) if collection else candidate
                 self.solver.record(self.key, node, NumpyOnDevice(node, Operand(expr, seen), via))
+
+
+_MODULE_CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
+
+
+def _maybe_moved_module(value: Value) -> bool:
+    """A module, or something moved like one (`model = model.to(device)` on a parameter), not known on the CPU."""
+    if value.kind is Kind.MODULE:
+        return not value.stateless and value.place != CPU
+    return value.kind is Kind.UNKNOWN and value.place.on_accelerator
+
+
+# Calls that give a module state without a plain `self.x = ...`.
+_REGISTERING_CALLS = frozenset({"register_buffer", "register_parameter", "register_module", "add_module", "setattr", "__setattr__"})
 
 
 def _loader_name(module: cst.Module, expr: cst.CSTNode) -> str:
