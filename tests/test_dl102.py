@@ -98,12 +98,49 @@ IDIOMS = {
     "device_type variable": 'device_type = "cuda"',
     "cpu literals": 'device = torch.device("cpu")\nx = torch.zeros(3, device="cpu").to("cpu")',
     "string in a message": 'print("training on cuda")\nlogger.info("cuda")',
+    "a default that only picks the autocast backend": (
+        "def autocast(enabled, device='cuda'):\n"
+        "    if device == 'mps':\n"
+        "        return torch.autocast('cpu', enabled=False)\n"
+        "    return torch.amp.autocast(device, enabled=enabled)"
+    ),
+    "command-line default with a fallback after parsing": (
+        "parser = argparse.ArgumentParser()\n"
+        "parser.add_argument('--device', default='cuda')\n"
+        "parser.add_argument('--cache-device', default='cuda')\n"
+        "parser.add_argument('-d', '--gpu', dest='accel_device', default='cuda:0')\n"
+        "args = parser.parse_args()\n"
+        "if args.device == 'cuda' and not torch.cuda.is_available():\n"
+        "    args.device = 'cpu'\n"
+        "cache = torch.device(args.cache_device if torch.cuda.is_available() else 'cpu')\n"
+        "opts.accel_device = torch.device('cpu')"
+    ),
 }
 
 
 @pytest.mark.parametrize("body", IDIOMS.values(), ids=IDIOMS.keys())
 def test_idioms_are_never_reported(body: str) -> None:
     assert positions("import argparse\nimport torch\n" + body + "\n") == []
+
+
+def test_defaults_used_as_devices_are_still_reported() -> None:
+    source = """
+    import argparse
+    import torch
+
+    def autocast_and_place(x, device="cuda"):
+        with torch.amp.autocast(device):
+            return x.to(device)
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--device", default="cuda")
+    parser.add_argument("--eval-device", default="cuda")
+    args = parser.parse_args()
+    if not torch.cuda.is_available():
+        args.eval_device = "cpu"
+    x = torch.zeros(3, device=args.device)
+    """
+    assert positions(source) == [("DL102", 4, 34), ("DL102", 9, 41)]
 
 
 def test_literal_under_availability_guard_is_not_reported() -> None:

@@ -8,6 +8,7 @@ from devlint.analysis.guards import device_type_of_string, string_value
 from devlint.analysis.torchnames import ACCELERATOR_TYPES, CUDA_TENSOR_TYPES
 from devlint.names import dotted_name
 from devlint.rule import Rule
+from devlint.tree import descendants
 
 _SET_DEFAULT_TYPE = frozenset({"torch.set_default_tensor_type"})
 
@@ -52,6 +53,7 @@ class AcceleratorLiteral(Rule):
         super().__init__(ctx)
         self._idiom: set[int] = set()
         self._reported: set[int] = set()
+        self._defaults: list[tuple[cst.CSTNode, str]] = []  # command-line defaults, by option name
 
     # A branch of a device-choosing ternary is the idiom, never a finding.
     def visit_IfExp(self, node: cst.IfExp) -> None:
@@ -162,11 +164,46 @@ class AcceleratorLiteral(Rule):
         flags = [string_value(arg.value) or "" for arg in node.args if arg.keyword is None]
         if not any(_is_device_name(flag.lstrip("-")) for flag in flags):
             return
-        for arg in node.args:
-            if arg.keyword is not None and arg.keyword.value == "default":
-                literal = self._accelerator_literal(arg.value)
-                if literal is not None:
-                    self._flag(literal, "as the command-line default")
+        keywords = {arg.keyword.value: arg.value for arg in node.args if arg.keyword is not None}
+        literal = self._accelerator_literal(keywords["default"]) if "default" in keywords else None
+        if literal is None or self.ctx.guards.guarded:
+            return
+        dest = string_value(keywords["dest"]) if "dest" in keywords else None
+        if dest is None:
+            long = [flag for flag in flags if flag.startswith("--")] or flags
+            dest = long[0].lstrip("-").replace("-", "_")
+        self._defaults.append((literal, dest))
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        # Decided at the end: the fallback comes after the parser in the file.
+        fallbacks = _cpu_fallbacks(original_node) if self._defaults else frozenset()
+        for literal, dest in self._defaults:
+            if dest not in fallbacks:
+                self._flag(literal, "as the command-line default")
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        params = node.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if param.default is not None and _is_device_name(param.name.value) and self._only_a_device_type(node, param.name.value):
+                self._idiom.add(id(param.default))
+
+    def _only_a_device_type(self, func: cst.FunctionDef, name: str) -> bool:
+        """`def autocast(enabled, device="cuda"): return torch.amp.autocast(device, ...)`: the
+        parameter only picks a backend, which is disabled with a warning where it is missing."""
+        uses = 0
+        kinds = 0
+        for node in descendants(func.body):
+            kind = type(node)
+            if kind is cst.Name and node.value == name:  # type: ignore[attr-defined]
+                uses += 1
+            elif kind is cst.Call:
+                chosen = _type_argument(node, self.ctx.qualify(node.func) in _DEVICE_TYPE_CALLS)  # type: ignore[arg-type]
+                if isinstance(chosen, cst.Name) and chosen.value == name:
+                    kinds += 1
+            elif kind is cst.Comparison:
+                operands = (node.left, *(target.comparator for target in node.comparisons))  # type: ignore[attr-defined]
+                kinds += sum(1 for operand in operands if isinstance(operand, cst.Name) and operand.value == name)
+        return uses > 0 and uses == kinds
 
     def visit_Param(self, node: cst.Param) -> None:
         if node.default is not None and _is_device_name(node.name.value):
@@ -180,6 +217,42 @@ class AcceleratorLiteral(Rule):
             literal = self._accelerator_literal(node.value)
             if literal is not None:
                 self._flag(literal, "assigned as the device")
+
+
+# Calls whose first argument is a device type that only switches a feature on:
+# without that backend they warn and disable themselves.
+_DEVICE_TYPE_CALLS = frozenset({"torch.autocast", "torch.amp.autocast", "torch.amp.GradScaler", "torch.amp.grad_scaler.GradScaler"})
+
+
+def _type_argument(call: cst.Call, positional: bool) -> cst.BaseExpression | None:
+    """The `device_type=` argument of a call, or its first positional one for a device-type call."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "device_type":
+            return arg.value
+    first = call.args[0] if call.args else None
+    if positional and first is not None and first.keyword is None and not first.star:
+        return first.value
+    return None
+
+
+def _cpu_fallbacks(module: cst.Module) -> frozenset[str]:
+    """Options the file falls back from: `args.device = "cpu"`, `args.device if <check> else "cpu"`."""
+    found: set[str] = set()
+    for node in descendants(module):
+        if type(node) is cst.Assign and _names_the_cpu(node.value):  # type: ignore[attr-defined]
+            found.update(t.target.attr.value for t in node.targets if type(t.target) is cst.Attribute)  # type: ignore[attr-defined]
+        elif type(node) is cst.IfExp:
+            branches = (node.body, node.orelse)  # type: ignore[attr-defined]
+            if any(_names_the_cpu(branch) for branch in branches):
+                found.update(branch.attr.value for branch in branches if type(branch) is cst.Attribute)
+    return frozenset(found)
+
+
+def _names_the_cpu(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, cst.Call) and expr.args:  # torch.device("cpu")
+        expr = expr.args[0].value
+    value = string_value(expr)
+    return value is not None and device_type_of_string(value) == "cpu"
 
 
 def _literal_parts(expr: cst.BaseExpression) -> list[cst.CSTNode]:
