@@ -269,6 +269,34 @@ def test_configured_loader_names() -> None:
 
 # -- negatives: correct code that looks like the bug ------------------------------
 NEGATIVES = {
+    "a-loader-wrapped-with-the-device": """
+        # torch_xla's MpDeviceLoader (diffusers' XLA example) and the tutorials'
+        # DeviceDataLoader(dl, device) yield batches already on the device.
+        import torch
+        import torch.nn as nn
+        import torch_xla.core.xla_model as xm
+        import torch_xla.distributed.parallel_loader as pl
+        from helpers import DeviceDataLoader
+
+
+        class Trainer:
+            def __init__(self, encoder, dataloader):
+                self.encoder = encoder
+                self.dataloader = iter(dataloader)
+
+            def step(self):
+                batch = next(self.dataloader)
+                return self.encoder(batch["input_ids"])
+
+
+        def main(dataset):
+            device = xm.xla_device()
+            encoder = nn.Embedding(100, 8).to(device)
+            loader = torch.utils.data.DataLoader(dataset, batch_size=4)
+            Trainer(encoder, pl.MpDeviceLoader(loader, device)).step()
+            for x, y in DeviceDataLoader(loader, device):
+                encoder(x).sum().backward()
+        """,
     "tuple-unpacking-move": """
         import torch
 

@@ -789,6 +789,31 @@ NEGATIVES = {
             im = torch.zeros(1, 3, 8, 8).to(device)
             return NMSModel(model, args)(im) if args.nms else model(im)
         """,
+    "a-class-that-places-what-it-holds": """
+        # diffusers' consistency distillation: DDIMSolver has its own `to()`.
+        import numpy as np
+        import torch
+        import torch.nn as nn
+
+
+        class DDIMSolver:
+            def __init__(self, n=50):
+                self.ddim_timesteps = torch.from_numpy(np.arange(n)).long()
+
+            def to(self, device):
+                self.ddim_timesteps = self.ddim_timesteps.to(device)
+                return self
+
+
+        def main(loader, n=50):
+            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+            solver = DDIMSolver(n).to(device)
+            vae = nn.Linear(8, 4).to(device)
+            for x in loader:
+                latents = vae(x.to(device))
+                index = torch.randint(0, n, (latents.shape[0],), device=latents.device)
+                print(solver.ddim_timesteps[index])
+        """,
     "python-and-0-dim-scalars": """
         import torch
 

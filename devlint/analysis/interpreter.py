@@ -651,6 +651,8 @@ class FunctionRun:
 
     def _instance_attribute(self, base: Value, attr: str, node: cst.Attribute) -> Value:
         info = self.solver.program.classes.get(base.cls)
+        if info is not None and not info.is_module and not _PLACING_METHODS.isdisjoint(info.methods):
+            return F.UNKNOWN  # diffusers' DDIMSolver: a class with its own `.to()` places what it holds
         attrs = self.solver.read("self_attrs", info.key, {}) if info is not None else {}
         if attr in attrs:
             value = attrs[attr]
@@ -1048,7 +1050,14 @@ class FunctionRun:
         args = self._args(node)
         if not qualified.startswith(_READ_ONLY_MODULES) and qualified not in _READ_ONLY_CALLS:
             self._forget_modules(args)
+        if any(v.kind is Kind.LOADER for _, v in args) and any(self._is_device_argument(expr, v) for expr, v in args):
+            # `pl.MpDeviceLoader(loader, device)`, a `DeviceDataLoader(dl, device)`: yields moved batches.
+            return Value(Kind.SEQ, elem=F.UNKNOWN)
         return F.UNKNOWN
+
+    def _is_device_argument(self, expr: cst.CSTNode, value: Value) -> bool:
+        name = dotted_name(expr) if isinstance(expr, cst.BaseExpression) else None
+        return value.kind is Kind.DEVICE or name is not None and is_device_name(name.rsplit(".", 1)[-1], self.solver.settings)
 
     def _loader_text(self, node: cst.Call) -> str:
         return self.solver.analysis.module.code_for_node(node.func)
@@ -1471,6 +1480,9 @@ def _maybe_moved_module(value: Value) -> bool:
     if value.kind is Kind.MODULE:
         return not value.stateless and value.place != CPU
     return value.kind is Kind.UNKNOWN and value.place.on_accelerator
+
+
+_PLACING_METHODS = frozenset({"to", "cuda", "_apply"})
 
 
 # Calls that give a module state without a plain `self.x = ...`.
