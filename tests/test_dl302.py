@@ -122,6 +122,20 @@ def test_method_results_and_branches_that_agree() -> None:
     assert findings(source) == [("DL302", 9, 12)]
 
 
+def test_only_the_branch_a_test_puts_on_the_cpu_is_spared() -> None:
+    source = """
+    import torch
+
+
+    def convert(x, device):
+        x = x.to(device)
+        if device.type == "cpu":
+            return x.numpy()
+        return x.numpy()
+    """
+    assert findings(source) == [("DL302", 8, 12)]
+
+
 def test_a_cuda_tensor() -> None:
     source = """
     import torch
@@ -281,6 +295,33 @@ NEGATIVES = {
             data = np.ones((4, 5, 3), dtype=np.uint8)
             img = Image.from_numpy(data).to(device)
             np.testing.assert_array_equal(data, np.asarray(img.to_numpy()))
+        """,
+    "a-branch-taken-only-on-the-cpu": """
+        # dinov2 log_regression: `.numpy()` under `if self.device == _CPU_DEVICE:`.
+        import torch
+
+        _CPU_DEVICE = torch.device("cpu")
+
+
+        class LogReg:
+            def __init__(self, device=_CPU_DEVICE):
+                self.device = device
+
+            def fit(self, feats):
+                feats = feats.to(dtype=torch.float64, device=self.device)
+                if self.device == _CPU_DEVICE:
+                    return feats.numpy()
+                return feats
+
+
+        def convert(x, device):
+            x = x.to(device)
+            if device.type == "cpu":
+                return x.numpy()
+            if str(device) != "cpu":
+                return x
+            else:
+                return x.numpy() + torch.zeros(3).numpy() * (x + torch.ones(3)).numpy()
         """,
 }
 

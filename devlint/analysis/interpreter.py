@@ -95,6 +95,7 @@ class FunctionRun:
         self.returns: list[tuple[cst.CSTNode, Value]] = []
         self.default_place: Place = solver.read("default_place", "", CPU)
         self.loop_depth = 0
+        self.cpu_places: frozenset[Place] = frozenset()  # devices a branch test has shown to be the CPU
         self.cls: ClassInfo | None = self._owning_class()
         self.key = func.key if func is not None else ""
 
@@ -444,25 +445,77 @@ class FunctionRun:
 
     def exec_if(self, stmt: cst.If) -> bool:
         self.eval(stmt.test)
-        branches: list[cst.BaseSuite] = [stmt.body]
         orelse = stmt.orelse
-        if isinstance(orelse, cst.If):
+        cpu_in_body, cpu_in_else = self._cpu_tested(stmt.test)
+        if isinstance(orelse, cst.If) or cpu_in_body or cpu_in_else:
             before = self.env
-            body_env, body_falls = self._run_branch(stmt.body, before)
-            else_env, else_falls = self._run_branch_stmt(orelse, before)
-            return self._merge([(body_env, body_falls), (else_env, else_falls)], before)
+            outcomes = [self._run_branch(stmt.body, before, cpu_in_body)]
+            if isinstance(orelse, cst.If):
+                outcomes.append(self._run_branch_stmt(orelse, before, cpu_in_else))
+            elif orelse is not None:
+                outcomes.append(self._run_branch(orelse.body, before, cpu_in_else))
+            else:
+                outcomes.append((before.fork(), True))
+            return self._merge(outcomes, before)
+        branches: list[cst.BaseSuite] = [stmt.body]
         if orelse is not None:
             branches.append(orelse.body)
         return self._branches(branches, fallthrough=orelse is None)
 
-    def _run_branch(self, suite: cst.BaseSuite, start: "Env") -> tuple["Env", bool]:
+    def _cpu_tested(self, test: cst.BaseExpression) -> tuple[Place | None, Place | None]:
+        """`if device.type == "cpu":` (or `device == CPU`, `str(device) != "cpu"`): the device
+        that is the CPU in the body, or in the else branch."""
+        if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+            return None, None
+        operator = test.comparisons[0].operator
+        equal = isinstance(operator, (cst.Equal, cst.Is))
+        if not (equal or isinstance(operator, (cst.NotEqual, cst.IsNot))):
+            return None, None
+        sides = (test.left, test.comparisons[0].comparator)
+        for side, other in (sides, sides[::-1]):
+            if self._names_the_cpu(other) and (place := self._device_asked(side)) is not None:
+                return (place, None) if equal else (None, place)
+        return None, None
+
+    def _names_the_cpu(self, expr: cst.BaseExpression) -> bool:
+        value = string_value(expr)
+        if value is not None:
+            return device_type_of_string(value) == "cpu"
+        known = self.lookup(dotted_name(expr) or "") if not isinstance(expr, cst.Call) else None
+        return known is not None and known.kind is Kind.DEVICE and known.place == CPU
+
+    def _device_asked(self, expr: cst.BaseExpression) -> Place | None:
+        """The run-time device `device`, `device.type` or `str(device)` reads."""
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "type":
+            expr = expr.value
+        elif isinstance(expr, cst.Call) and dotted_name(expr.func) == "str" and len(expr.args) == 1:
+            expr = expr.args[0].value
+        name = dotted_name(expr)
+        known = self.lookup(name) if name is not None else None
+        if known is None or known.kind is not Kind.DEVICE or known.place.kind is not PlaceKind.DEVICE:
+            return None
+        return known.place
+
+    def _run_branch(self, suite: cst.BaseSuite, start: "Env", cpu: Place | None = None) -> tuple["Env", bool]:
         self.env = start.fork()
-        falls = self.exec_block(_suite(suite))
+        saved = self.cpu_places
+        if cpu is not None:
+            self.cpu_places = saved | {cpu}
+        try:
+            falls = self.exec_block(_suite(suite))
+        finally:
+            self.cpu_places = saved
         return self.env, falls
 
-    def _run_branch_stmt(self, stmt: cst.CSTNode, start: "Env") -> tuple["Env", bool]:
+    def _run_branch_stmt(self, stmt: cst.CSTNode, start: "Env", cpu: Place | None = None) -> tuple["Env", bool]:
         self.env = start.fork()
-        falls = self.exec_stmt(stmt)
+        saved = self.cpu_places
+        if cpu is not None:
+            self.cpu_places = saved | {cpu}
+        try:
+            falls = self.exec_stmt(stmt)
+        finally:
+            self.cpu_places = saved
         return self.env, falls
 
     def _branches(self, suites: list[cst.BaseSuite], fallthrough: bool) -> bool:
@@ -867,7 +920,7 @@ class FunctionRun:
         if module is not None and module.value.place.known:
             tensors.insert(0, module)
         cpu = [op for op in tensors if op.value.place == CPU and not op.value.scalar and not op.value.weak]
-        device = [op for op in tensors if op.value.place.on_accelerator and not op.value.weak]
+        device = [op for op in tensors if op.value.place.on_accelerator and not op.value.weak and op.value.place not in self.cpu_places]
         if cpu and device:
             if self._constructing and all(op.value.place == MODULE_DEVICE for op in device):
                 # A module's own state sits where `__init__` built it until someone moves the
@@ -1461,7 +1514,7 @@ class FunctionRun:
             collection = value.kind is Kind.SEQ and value.elem is not None
             if collection:
                 candidate = value.elem
-            if candidate.kind in (Kind.TENSOR, Kind.UNKNOWN) and candidate.place.on_accelerator:
+            if candidate.kind in (Kind.TENSOR, Kind.UNKNOWN) and candidate.place.on_accelerator and candidate.place not in self.cpu_places:
                 if candidate.kind is Kind.UNKNOWN and candidate.origin is None and not candidate.weak:
                     continue
                 if candidate.kind is Kind.UNKNOWN and candidate.weak and via != ".numpy()":
