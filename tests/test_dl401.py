@@ -231,6 +231,42 @@ def test_a_tensor_of_one_number_meets_any_device() -> None:
     ) == [11, 12]
 
 
+def test_attributes_read_only_where_the_cpu_copy_does_no_harm() -> None:
+    # ultralytics' relative_coords (an index), kornia's NMS kernel (moved on the way),
+    # rgb_to_grayscale and normalize (helpers that place what they are given).
+    assert lines(
+        """\
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        def rgb_to_gray(image, rgb_weights):
+            rgb_weights = rgb_weights.to(image)
+            return (image * rgb_weights[:, None, None]).sum(0)
+
+        def normalize(data, mean, std):
+            mean = torch.as_tensor(mean, device=data.device)
+            return (data - mean) / std
+
+        class Block(nn.Module):
+            def __init__(self, size=8):
+                super().__init__()
+                self.table = nn.Parameter(torch.zeros(2 * size - 1, 4))
+                self.coords = torch.arange(size)[:, None] - torch.arange(size)[None, :] + size - 1
+                self.kernel = torch.ones(4, 1, 3, 3)
+                self.weights = torch.tensor([0.299, 0.587, 0.114])
+                self.mean = torch.tensor([0.5, 0.5, 0.5])
+                self.std = torch.tensor([0.2, 0.2, 0.2])
+                self.n = self.std.numel()
+
+            def forward(self, x):
+                w = self.kernel.repeat(1, 1, 1, 1).to(x.device, x.dtype)
+                y = F.conv2d(x, w, groups=4) + self.table[self.coords].sum()
+                return normalize(rgb_to_gray(y, self.weights), self.mean, self.std)
+        """
+    ) == [21]
+
+
 # -- fixes -----------------------------------------------------------------------------
 def test_fix_registers_a_non_persistent_buffer() -> None:
     assert fixed(

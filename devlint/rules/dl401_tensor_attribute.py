@@ -25,7 +25,7 @@ from devlint.finding import Edit, Fix
 from devlint.fixes import outer_span, replace_node, source_of
 from devlint.names import dotted_name, is_none
 from devlint.rule import Rule
-from devlint.tree import descendants
+from devlint.tree import child_nodes, descendants
 
 
 class TensorAttribute(Rule):
@@ -54,15 +54,18 @@ class TensorAttribute(Rule):
             return
         state = index.class_state(node)
         moved_by_hand: frozenset[str] | None = None  # a walk of the class body: only for candidates
+        harmless: frozenset[str] = frozenset()
         for attr, attr_state in state.attrs.items():
             if attr_state.registered or not any(a.kind == TENSOR for a in attr_state.assignments):
                 continue
             if moved_by_hand is None:
                 moved_by_hand = _moved_by_hand(node, state.constructor_methods)
+                harmless = _read_harmlessly(node, state.constructor_methods, index.functions)
             if attr in moved_by_hand:
                 continue
             for assignment in attr_state.assignments:
-                if assignment.kind == TENSOR:
+                # A Parameter lost to `.to()` is missing from `parameters()`, wherever it is read.
+                if assignment.kind == TENSOR and (attr not in harmless or _parameter_conversion(assignment) is not None):
                     self._report(index, node, state, assignment)
         for assignment in state.dynamic:
             if assignment.kind == TENSOR:
@@ -229,6 +232,86 @@ def _moved_by_hand(node: cst.ClassDef, constructors: Collection[cst.FunctionDef]
         elif type(child) is cst.FunctionDef and child not in constructors:
             moved.update(_rebuilt_placed(child))
     return frozenset(moved)
+
+
+def _read_harmlessly(node: cst.ClassDef, constructors: Collection[cst.FunctionDef], functions: dict[str, cst.FunctionDef]) -> frozenset[str]:
+    """Attributes the methods read, and only where the CPU copy does no harm.
+
+    As an index (`w[self.idx]`: PyTorch takes CPU indices into a GPU tensor), moved on
+    the way (`self.k.repeat(n).to(x.device)`), or handed to a function of this file that
+    places its argument (`w.to(image)`, `torch.as_tensor(w, device=x.device)`). Reads in
+    a constructor (the module is not moved yet) decide nothing; an attribute no other
+    method reads is not harmless: code outside the class may read it.
+    """
+    harmful: set[str] = set()
+    harmless: set[str] = set()
+    for method in node.body.body:
+        if type(method) is not cst.FunctionDef or method in constructors:
+            continue
+        for read, parents in _self_reads(method):
+            (harmless if _harmless_use(read, parents, functions) else harmful).add(read.attr.value)
+    return frozenset(harmless - harmful)
+
+
+def _self_reads(method: cst.FunctionDef) -> list[tuple[cst.Attribute, list[cst.CSTNode]]]:
+    """Every `self.x` the method reads, with its ancestors, innermost first."""
+    found: list[tuple[cst.Attribute, list[cst.CSTNode]]] = []
+    stack: list[tuple[cst.CSTNode, list[cst.CSTNode]]] = [(method.body, [])]
+    while stack:
+        current, parents = stack.pop()
+        if type(current) is cst.Attribute and dotted_name(current) is not None and dotted_name(current).count(".") == 1 and dotted_name(current).startswith("self."):  # type: ignore[union-attr]
+            if not (parents and type(parents[0]) in (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)):
+                found.append((current, parents))  # type: ignore[arg-type]
+            continue
+        stack.extend((child, [current, *parents]) for child in child_nodes(current))
+    return found
+
+
+def _harmless_use(read: cst.Attribute, parents: list[cst.CSTNode], functions: dict[str, cst.FunctionDef]) -> bool:
+    if parents and type(parents[0]) is cst.Index:
+        return True
+    current: cst.CSTNode = read
+    for parent in parents:  # up a chain of methods on the value: `self.k.repeat(n).to(x.device)`
+        if type(parent) is cst.Attribute and parent.value is current:
+            current = parent
+        elif type(parent) is cst.Call and parent.func is current:
+            if type(current) is cst.Attribute and current.attr.value in _MOVES and _moves_device(parent):
+                return True
+            current = parent
+        else:
+            break
+    if len(parents) >= 2 and type(parents[0]) is cst.Arg and type(parents[1]) is cst.Call:
+        call = parents[1]
+        target = functions.get(dotted_name(call.func) or "")  # type: ignore[attr-defined]
+        if target is not None:
+            param = _parameter_for(target, call, parents[0])  # type: ignore[arg-type]
+            return param is not None and _places_parameter(target, param)
+    return False
+
+
+def _parameter_for(func: cst.FunctionDef, call: cst.Call, arg: cst.Arg) -> str | None:
+    if arg.star:
+        return None
+    if arg.keyword is not None:
+        return arg.keyword.value
+    positional = [a for a in call.args if a.keyword is None]
+    params = [*func.params.posonly_params, *func.params.params]
+    index = next(i for i, a in enumerate(positional) if a is arg)
+    return params[index].name.value if index < len(params) else None
+
+
+def _places_parameter(func: cst.FunctionDef, name: str) -> bool:
+    """The function moves its parameter (`w.to(image)`) or rebuilds it with `device=`."""
+    for node in descendants(func.body):
+        if type(node) is not cst.Call:
+            continue
+        func_ = node.func  # type: ignore[attr-defined]
+        if type(func_) is cst.Attribute and func_.attr.value in _MOVES and dotted_name(func_.value) == name and _moves_device(node):  # type: ignore[arg-type]
+            return True
+        args = node.args  # type: ignore[attr-defined]
+        if args and dotted_name(args[0].value) == name and any(a.keyword is not None and a.keyword.value == "device" for a in args):
+            return True
+    return False
 
 
 def _rebuilt_placed(method: cst.FunctionDef) -> set[str]:
