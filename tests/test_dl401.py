@@ -175,6 +175,59 @@ def test_parameter_to_device_is_reported_with_its_own_message() -> None:
     assert finding.message.startswith("`nn.Parameter(...).to(...)` returns a plain tensor, not a Parameter: `self.weight`")
 
 
+def test_a_float32_parameter_converted_to_float32_is_still_the_parameter() -> None:
+    # gpt-neox Mamba: `.to(torch.float32)` of float32 data returns the Parameter itself.
+    assert lines(
+        """\
+        import torch
+        import torch.nn as nn
+
+        class Mamba(nn.Module):
+            def __init__(self, d=16):
+                super().__init__()
+                self.D = nn.Parameter(torch.ones(d, dtype=torch.float32)).to(torch.float32)
+                self.E = nn.Parameter(torch.randn(d)).float()
+                self.F = nn.Parameter(torch.tensor([1, 2])).float()
+                self.G = nn.Parameter(torch.ones(d, dtype=torch.float16)).float()
+                self.H = nn.Parameter(torch.ones(d)).half()
+
+            def forward(self, x):
+                return x * self.D * self.E * self.F * self.G * self.H
+        """
+    ) == [9, 10, 11]
+
+
+def test_an_attribute_an_apply_override_converts_is_moved() -> None:
+    # ultralytics: DetectionModel._apply runs `m.stride = fn(m.stride)` on its Detect head.
+    assert lines(
+        """\
+        import torch
+        import torch.nn as nn
+
+        class Detect(nn.Module):
+            def __init__(self, nl=3):
+                super().__init__()
+                self.stride = torch.zeros(nl)
+                self.anchors = torch.zeros(nl)
+                self.conv = nn.Conv2d(4, 4, 1)
+
+            def forward(self, x):
+                return self.conv(x) * self.stride[0] + self.anchors[0]
+
+        class DetectionModel(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.model = nn.Sequential(nn.Conv2d(3, 4, 1), Detect())
+
+            def _apply(self, fn):
+                super()._apply(fn)
+                m = self.model[-1]
+                m.stride = fn(m.stride)
+                return self
+        """
+    ) == [8]
+
+
 def test_registered_and_non_tensor_values_are_fine() -> None:
     assert lines(
         """\

@@ -28,7 +28,7 @@ from devlint.analysis.torchnames import (
     TENSOR_ATTRIBUTES,
 )
 from devlint.analysis.shapes import python_number
-from devlint.names import is_none
+from devlint.names import dotted_name, is_none
 from devlint.tree import descendants
 
 if TYPE_CHECKING:
@@ -284,7 +284,7 @@ class Scope:
             return self.index.return_kind(found, owner) if found is not None else None
         if receiver == PARAMETER:
             if method in PARAMETER_CONVERSIONS:
-                return TENSOR
+                return PARAMETER if isinstance(func.value, cst.Call) and keeps_float32(call, func.value) else TENSOR
             if method.endswith("_") and not method.startswith("__"):
                 return PARAMETER  # in-place initialisers return the Parameter itself
         if receiver in TENSORISH:
@@ -317,6 +317,29 @@ class Scope:
 def _holds_one_number(call: cst.Call, func: cst.FunctionDef) -> bool:
     first = call.args[0] if call.args else None
     return first is not None and first.keyword is None and not first.star and python_number(first.value, func)
+
+
+_FLOAT32 = frozenset({"torch.float32", "torch.float"})
+# Factories whose tensor is float32 unless told otherwise (`torch.tensor([1, 2])` and `arange` are not).
+_FLOAT_FACTORIES = frozenset(f"torch.{name}" for name in ("ones", "zeros", "empty", "randn", "rand", "eye", "linspace", "Tensor", "FloatTensor"))
+
+
+def keeps_float32(conversion: cst.Call, parameter: cst.Call) -> bool:
+    """`nn.Parameter(torch.ones(n)).float()` (gpt-neox's Mamba): converting float32 data
+    to float32 returns the Parameter itself."""
+    method = conversion.func.attr.value  # type: ignore[attr-defined]
+    if method == "to":
+        if len(conversion.args) != 1 or (conversion.args[0].keyword is not None and conversion.args[0].keyword.value != "dtype"):
+            return False
+        if dotted_name(conversion.args[0].value) not in _FLOAT32:
+            return False
+    elif method != "float":
+        return False
+    data = parameter.args[0].value if parameter.args else None
+    if not isinstance(data, cst.Call) or dotted_name(data.func) not in _FLOAT_FACTORIES:
+        return False
+    dtypes = [arg.value for arg in data.args if arg.keyword is not None and arg.keyword.value == "dtype"]
+    return all(dotted_name(dtype) in _FLOAT32 for dtype in dtypes)
 
 
 def _nn_module_kind(name: str, call: cst.Call) -> str:

@@ -48,6 +48,8 @@ class TensorAttribute(Rule):
     summary = "a tensor kept as a plain `nn.Module` attribute (not `register_buffer` / `nn.Parameter`): `model.to(device)` leaves it behind"
     fix = "safe"
 
+    _applied: frozenset[str] | None = None  # what the file's `_apply` overrides convert, once asked
+
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         index = file_index(self.ctx)
         if not index.moved_by_to(node):
@@ -59,7 +61,9 @@ class TensorAttribute(Rule):
             if attr_state.registered or not any(a.kind == TENSOR for a in attr_state.assignments):
                 continue
             if moved_by_hand is None:
-                moved_by_hand = _moved_by_hand(node, state.constructor_methods)
+                if self._applied is None:
+                    self._applied = _applied(self.ctx.module)
+                moved_by_hand = _moved_by_hand(node, state.constructor_methods) | self._applied
                 harmless = _read_harmlessly(node, state.constructor_methods, index.functions)
             if attr in moved_by_hand:
                 continue
@@ -163,6 +167,7 @@ def _parameter_conversion(assignment: Assignment) -> cst.Call | None:
     return value if assignment.scope.kind(value.func.value) == PARAMETER else None
 
 
+
 def _requires_grad(value: cst.BaseExpression) -> bool:
     """A tensor that asks for gradients is meant to be a Parameter: no automatic fix."""
     for node in descendants(value):
@@ -232,6 +237,21 @@ def _moved_by_hand(node: cst.ClassDef, constructors: Collection[cst.FunctionDef]
         elif type(child) is cst.FunctionDef and child not in constructors:
             moved.update(_rebuilt_placed(child))
     return frozenset(moved)
+
+
+def _applied(module: cst.Module) -> frozenset[str]:
+    """Attributes an `_apply` override of the file converts with the rest (`m.stride = fn(m.stride)`,
+    as ultralytics' DetectionModel does): `model.to(device)` moves them too."""
+    found: set[str] = set()
+    for node in descendants(module):
+        if type(node) is not cst.FunctionDef or node.name.value != "_apply":  # type: ignore[attr-defined]
+            continue
+        params = node.params.params  # type: ignore[attr-defined]
+        fn = params[1].name.value if len(params) >= 2 else None
+        for inner in descendants(node.body):  # type: ignore[attr-defined]
+            if type(inner) is cst.Assign and type(inner.value) is cst.Call and dotted_name(inner.value.func) == fn:  # type: ignore[attr-defined]
+                found.update(t.target.attr.value for t in inner.targets if type(t.target) is cst.Attribute)  # type: ignore[attr-defined]
+    return frozenset(found)
 
 
 def _read_harmlessly(node: cst.ClassDef, constructors: Collection[cst.FunctionDef], functions: dict[str, cst.FunctionDef]) -> frozenset[str]:
