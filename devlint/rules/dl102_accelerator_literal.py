@@ -31,7 +31,10 @@ class AcceleratorLiteral(Rule):
     cuda/mps/cpu chains, `"cuda" if use_cuda else "cpu"`), literals under an
     availability check, comparisons (`device.type == "cuda"`), and
     `torch.device("cuda", local_rank)` in multi-GPU code, which is GPU-only by
-    construction. `torch.set_default_tensor_type(torch.cuda.FloatTensor)` is
+    construction. Nor are a `device="cuda"` default that only picks the
+    autocast backend, and a command-line default the file falls back from
+    (`args.device = "cpu"`, `args.device if <check> else "cpu"`).
+    `torch.set_default_tensor_type(torch.cuda.FloatTensor)` is
     reported even under a guard: it also moves the CPU generators that
     DataLoader's shuffling uses, which fails on GPU machines.
     """

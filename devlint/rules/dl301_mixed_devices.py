@@ -21,6 +21,10 @@ class MixedDevices(Rule):
     or on the device chosen at run time, fails on the GPU machine even when
     the laptop runs it. Python numbers and 0-dim CPU tensors mix freely, and
     a device tensor may be indexed with CPU indices; these are not reported.
+    Nor are modules that own no state (an unweighted loss, an activation, a
+    module of the file holding only numbers), code in `__init__` before the
+    module can have been moved, and branches whose test shows the device is
+    the CPU (`if device.type == "cpu":`).
     """
 
     code = "DL301"

@@ -40,7 +40,11 @@ class TensorAttribute(Rule):
 
     Only values known to be tensors are reported (torch factories and ops,
     tensor methods, local functions and methods that return them), and not
-    attributes a method moves itself (`self.mask = self.mask.to(x.device)`).
+    attributes the class places itself: a method moves them
+    (`self.mask = self.mask.to(x.device)`), an `_apply` override converts them,
+    or every read outside the constructor is harmless with a CPU copy (an
+    index, `self.k.repeat(n).to(x.device)`, a helper of the file that moves
+    its argument). A 0-dim tensor of one Python number mixes with any device.
     """
 
     code = "DL401"
