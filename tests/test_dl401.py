@@ -316,6 +316,9 @@ def test_attributes_read_only_where_the_cpu_copy_does_no_harm() -> None:
                 w = self.kernel.repeat(1, 1, 1, 1).to(x.device, x.dtype)
                 y = F.conv2d(x, w, groups=4) + self.table[self.coords].sum()
                 return normalize(rgb_to_gray(y, self.weights), self.mean, self.std)
+
+            def __repr__(self):
+                return f"Block(mean={self.mean}, std={self.std})"
         """
     ) == [21]
 

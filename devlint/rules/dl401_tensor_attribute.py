@@ -261,7 +261,8 @@ def _applied(module: cst.Module) -> frozenset[str]:
 def _read_harmlessly(node: cst.ClassDef, constructors: Collection[cst.FunctionDef], functions: dict[str, cst.FunctionDef]) -> frozenset[str]:
     """Attributes the methods read, and only where the CPU copy does no harm.
 
-    As an index (`w[self.idx]`: PyTorch takes CPU indices into a GPU tensor), moved on
+    As an index (`w[self.idx]`: PyTorch takes CPU indices into a GPU tensor), shown in
+    an f-string, moved on
     the way (`self.k.repeat(n).to(x.device)`), or handed to a function of this file that
     places its argument (`w.to(image)`, `torch.as_tensor(w, device=x.device)`). Reads in
     a constructor (the module is not moved yet) decide nothing; an attribute no other
@@ -292,8 +293,8 @@ def _self_reads(method: cst.FunctionDef) -> list[tuple[cst.Attribute, list[cst.C
 
 
 def _harmless_use(read: cst.Attribute, parents: list[cst.CSTNode], functions: dict[str, cst.FunctionDef]) -> bool:
-    if parents and type(parents[0]) is cst.Index:
-        return True
+    if parents and type(parents[0]) in (cst.Index, cst.FormattedStringExpression):
+        return True  # `w[self.idx]`; `f"{self.mean}"` in a `__repr__`
     current: cst.CSTNode = read
     for parent in parents:  # up a chain of methods on the value: `self.k.repeat(n).to(x.device)`
         if type(parent) is cst.Attribute and parent.value is current:
