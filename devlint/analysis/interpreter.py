@@ -1263,9 +1263,13 @@ class FunctionRun:
 
     def _owns_no_state(self, cls: ClassInfo) -> bool:
         """A Module subclass of this file whose `__init__` keeps only numbers, devices and stateless layers."""
-        if cls.bases != ["torch.nn.Module"] or any(
-            type(n) is cst.Call and (dotted_name(n.func) or "").rsplit(".", 1)[-1] in _REGISTERING_CALLS for n in descendants(cls.node.body)  # type: ignore[attr-defined]
-        ):
+        if cls.bases != ["torch.nn.Module"]:
+            return False
+        if cls.registers_state is None:
+            cls.registers_state = any(
+                type(n) is cst.Call and (dotted_name(n.func) or "").rsplit(".", 1)[-1] in _REGISTERING_CALLS for n in descendants(cls.node.body)  # type: ignore[attr-defined]
+            )
+        if cls.registers_state:
             return False
         if "__init__" not in cls.methods:
             return True

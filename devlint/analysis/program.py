@@ -27,6 +27,8 @@ class ClassInfo:
     # Has a forward() and derives from a class defined elsewhere (`BaseFairseqModel`):
     # it may be an nn.Module that moves its submodules, or may not.
     maybe_module: bool = False
+    # Calls `register_buffer`, `add_module`, `setattr`... somewhere: state beyond `self.x = ...`.
+    registers_state: bool | None = None  # found on first ask
 
 
 @dataclass
