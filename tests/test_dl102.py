@@ -132,6 +132,11 @@ def test_defaults_used_as_devices_are_still_reported() -> None:
         with torch.amp.autocast(device):
             return x.to(device)
 
+    def cycles_per_ms(device="cuda"):
+        if device == "cpu":
+            return 1.0
+        return torch.cuda._sleep(1000)
+
     parser = argparse.ArgumentParser()
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--eval-device", default="cuda")
@@ -140,7 +145,7 @@ def test_defaults_used_as_devices_are_still_reported() -> None:
         args.eval_device = "cpu"
     x = torch.zeros(3, device=args.device)
     """
-    assert positions(source) == [("DL102", 4, 34), ("DL102", 9, 41)]
+    assert positions(source) == [("DL102", 4, 34), ("DL102", 8, 26), ("DL102", 14, 41)]
 
 
 def test_literal_under_availability_guard_is_not_reported() -> None:

@@ -195,6 +195,7 @@ class AcceleratorLiteral(Rule):
         parameter only picks a backend, which is disabled with a warning where it is missing."""
         uses = 0
         kinds = 0
+        compared = 0  # neither way: `if device == "cpu": ... else: torch.cuda._sleep(n)`
         for node in descendants(func.body):
             kind = type(node)
             if kind is cst.Name and node.value == name:  # type: ignore[attr-defined]
@@ -205,8 +206,8 @@ class AcceleratorLiteral(Rule):
                     kinds += 1
             elif kind is cst.Comparison:
                 operands = (node.left, *(target.comparator for target in node.comparisons))  # type: ignore[attr-defined]
-                kinds += sum(1 for operand in operands if isinstance(operand, cst.Name) and operand.value == name)
-        return uses > 0 and uses == kinds
+                compared += sum(1 for operand in operands if isinstance(operand, cst.Name) and operand.value == name)
+        return kinds > 0 and uses == kinds + compared
 
     def visit_Param(self, node: cst.Param) -> None:
         if node.default is not None and _is_device_name(node.name.value):
