@@ -226,6 +226,42 @@ def test_init_still_reports_a_factory_meeting_a_moved_tensor() -> None:
     assert findings(source) == [("DL303", 10, 43)]
 
 
+def test_a_buffer_replaced_by_a_cpu_tensor_after_construction() -> None:
+    # speechbrain's complex RNNs resample their dropout masks on a batch-size change.
+    source = """
+    import torch
+    import torch.nn as nn
+
+
+    class CLSTMLayer(nn.Module):
+        def __init__(self, input_size, hidden_size, batch_size):
+            super().__init__()
+            self.hidden_size = hidden_size
+            self.batch_size = batch_size
+            self.w = nn.Linear(input_size, hidden_size)
+            self.drop = nn.Dropout(p=0.1)
+            self._init_drop()
+
+        def _init_drop(self):
+            self.register_buffer("drop_masks", self.drop(torch.ones(16000, self.hidden_size)).data)
+            self.drop_masks = self.drop(torch.ones(16000, self.hidden_size)).data
+
+        def _change_batch_size(self, x):
+            if self.batch_size != x.shape[0]:
+                self.batch_size = x.shape[0]
+                self.drop_masks = self.drop(torch.ones(16000, self.hidden_size)).data
+                self.drop_masks = self.drop(torch.ones(16000, self.hidden_size, device=x.device)).data
+
+        def forward(self, x):
+            self._change_batch_size(x)
+            return self.w(x) * self.drop_masks[: x.shape[0]]
+    """
+    assert messages(source) == [
+        "`torch.ones(16000, self.hidden_size)` creates a CPU tensor (no `device=`) that meets `self.drop_masks` on "
+        "the model's device at line 21: create it on the inputs' device (`device=x.device` for an input `x`)"
+    ]
+
+
 def test_the_suggested_device_exists_when_the_factory_meets_a_submodule() -> None:
     source = """
     import torch

@@ -333,11 +333,23 @@ class FunctionRun:
                 # A tensor unpacked into `self.a, self.b` is not one DL401 reports, so it
                 # keeps its own place; a submodule is registered either way.
                 if self.in_module_method and (not unpacked or value.kind in (Kind.MODULE, Kind.INSTANCE)):
+                    self._check_buffer_replaced(target, value)
                     value = self._module_attribute(value, source)
                 elif self.cls is not None and self.cls.maybe_module and (value.kind is Kind.MODULE or self._registers_state(source)):
                     # A plain tensor attribute stays where it is made, module or not.
                     value = replace(value, place=F.UNKNOWN_PLACE, origin=None)
         self.bind(target, value)
+
+    def _check_buffer_replaced(self, target: cst.Attribute, value: Value) -> None:
+        """`self.drop_masks = self.drop(torch.ones(n, h))` outside construction (speechbrain's
+        RNNs): the buffer, moved with the module, is replaced by a fresh CPU tensor."""
+        func, cls = self.func, self.cls
+        if func is None or cls is None or value.kind is not Kind.TENSOR or value.place != CPU or value.scalar or value.weak:
+            return
+        if value.origin is None or not value.origin.factory or self._constructing:
+            return
+        if target.attr.value in _buffers_of(cls) and func.name not in _called_by_init(cls):
+            self.conflict(target, Operand(target, value), Operand(target, Value(Kind.TENSOR, MODULE_DEVICE)))
 
     def _registers_state(self, source: cst.CSTNode | None) -> bool:
         """`nn.Parameter(...)`, also under a condition (`nn.Parameter(t) if learn else None`)."""
@@ -1540,6 +1552,30 @@ def _maybe_moved_module(value: Value) -> bool:
 
 
 _PLACING_METHODS = frozenset({"to", "cuda", "_apply"})
+
+
+def _buffers_of(cls: ClassInfo) -> frozenset[str]:
+    """Names the class registers with `self.register_buffer("name", ...)`."""
+    if cls.buffers is None:
+        names = set()
+        for node in descendants(cls.node.body):
+            if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "register_buffer" and node.args:  # type: ignore[attr-defined]
+                name = string_value(node.args[0].value)  # type: ignore[attr-defined]
+                if name is not None:
+                    names.add(name)
+        cls.buffers = frozenset(names)
+    return cls.buffers
+
+
+def _called_by_init(cls: ClassInfo) -> frozenset[str]:
+    """`__init__` and the methods it calls on `self`: they run before the module can be moved."""
+    init = cls.methods.get("__init__")
+    called = {"__init__"}
+    if init is not None and init.self_param is not None:
+        for node in descendants(init.node.body):
+            if type(node) is cst.Call and type(node.func) is cst.Attribute and dotted_name(node.func.value) == init.self_param:  # type: ignore[attr-defined]
+                called.add(node.func.attr.value)  # type: ignore[attr-defined]
+    return frozenset(called)
 
 
 # Calls that give a module state without a plain `self.x = ...`.

@@ -29,6 +29,7 @@ class ClassInfo:
     maybe_module: bool = False
     # Calls `register_buffer`, `add_module`, `setattr`... somewhere: state beyond `self.x = ...`.
     registers_state: bool | None = None  # found on first ask
+    buffers: frozenset[str] | None = None  # names given to `register_buffer`, found on first ask
 
 
 @dataclass
