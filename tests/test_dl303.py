@@ -262,6 +262,37 @@ def test_a_buffer_replaced_by_a_cpu_tensor_after_construction() -> None:
     ]
 
 
+def test_a_helper_only_init_calls_runs_before_any_move() -> None:
+    # kornia's ViT `_compute_feats_dims`: a dummy pass from `__init__`. `reset` is also
+    # called from forward, so its factory meets the moved layer.
+    source = """
+    import torch
+    import torch.nn as nn
+
+
+    class PatchEmbedding(nn.Module):
+        def __init__(self, image_size=32):
+            super().__init__()
+            self.backbone = nn.Conv2d(3, 8, kernel_size=4, stride=4)
+            self.proj = nn.Linear(8, 8)
+            channels, size = self._compute_feats_dims((3, image_size, image_size))
+            self.positions = nn.Parameter(torch.randn(size, channels))
+            self.reset()
+
+        def _compute_feats_dims(self, image_size):
+            out = self.backbone(torch.zeros(1, *image_size)).detach()
+            return out.shape[-3], out.shape[-2] * out.shape[-1]
+
+        def reset(self):
+            return self.proj(torch.zeros(1, 8))
+
+        def forward(self, x):
+            self.reset()
+            return self.backbone(x).flatten(2).transpose(1, 2) + self.positions
+    """
+    assert findings(source) == [("DL303", 19, 26)]
+
+
 def test_the_suggested_device_exists_when_the_factory_meets_a_submodule() -> None:
     source = """
     import torch

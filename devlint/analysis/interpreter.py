@@ -112,7 +112,13 @@ class FunctionRun:
 
     @property
     def _constructing(self) -> bool:
-        return self.func is not None and self.func.name == "__init__" and self.in_module_method
+        """In `__init__`, or a method only `__init__` calls (kornia's `init_kron`)."""
+        func, cls = self.func, self.cls
+        if func is None or cls is None or not cls.is_module:
+            return False
+        if cls.building_methods is None:
+            cls.building_methods = _called_by_init(cls) - _called_elsewhere(cls) | {"__init__"}
+        return func.name in cls.building_methods
 
     def start(self) -> None:
         func = self.func
@@ -1565,6 +1571,18 @@ def _buffers_of(cls: ClassInfo) -> frozenset[str]:
                     names.add(name)
         cls.buffers = frozenset(names)
     return cls.buffers
+
+
+def _called_elsewhere(cls: ClassInfo) -> frozenset[str]:
+    """Methods called on `self` by a method other than `__init__`."""
+    called: set[str] = set()
+    for name, method in cls.methods.items():
+        if name == "__init__" or method.self_param is None:
+            continue
+        for node in descendants(method.node.body):
+            if type(node) is cst.Call and type(node.func) is cst.Attribute and dotted_name(node.func.value) == method.self_param:  # type: ignore[attr-defined]
+                called.add(node.func.attr.value)  # type: ignore[attr-defined]
+    return frozenset(called)
 
 
 def _called_by_init(cls: ClassInfo) -> frozenset[str]:

@@ -30,6 +30,7 @@ class ClassInfo:
     # Calls `register_buffer`, `add_module`, `setattr`... somewhere: state beyond `self.x = ...`.
     registers_state: bool | None = None  # found on first ask
     buffers: frozenset[str] | None = None  # names given to `register_buffer`, found on first ask
+    building_methods: frozenset[str] | None = None  # `__init__` and what only it calls, found on first ask
 
 
 @dataclass
