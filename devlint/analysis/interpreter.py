@@ -1280,21 +1280,39 @@ class FunctionRun:
         return Value(Kind.INSTANCE, cls=cls.name, elem=tensors[0] if len(tensors) == 1 else None)
 
     def _owns_no_state(self, cls: ClassInfo) -> bool:
-        """A Module subclass of this file whose `__init__` keeps only numbers, devices and stateless layers."""
-        if cls.bases != ["torch.nn.Module"]:
-            return False
-        if cls.registers_state is None:
-            cls.registers_state = any(
-                type(n) is cst.Call and (dotted_name(n.func) or "").rsplit(".", 1)[-1] in _REGISTERING_CALLS for n in descendants(cls.node.body)  # type: ignore[attr-defined]
-            )
-        if cls.registers_state:
-            return False
-        if "__init__" not in cls.methods:
+        """A Module subclass of this file whose `__init__` keeps only numbers, strings and stateless layers.
+
+        Read from the code, once per class: no fact of another function's run is needed.
+        """
+        if cls.stateless is None:
+            cls.stateless = cls.bases == ["torch.nn.Module"] and self._keeps_no_state(cls)
+        return cls.stateless
+
+    def _keeps_no_state(self, cls: ClassInfo) -> bool:
+        init = cls.methods.get("__init__")
+        numbers = {p.name.value for p in init.params if number_parameter(p)} if init is not None else set()
+        for node in descendants(cls.node.body):
+            kind = type(node)
+            if kind is cst.Call and (dotted_name(node.func) or "").rsplit(".", 1)[-1] in _REGISTERING_CALLS:  # type: ignore[attr-defined]
+                return False
+            if init is not None and kind in (cst.Assign, cst.AnnAssign) and node.value is not None:  # type: ignore[attr-defined]
+                targets = [t.target for t in node.targets] if kind is cst.Assign else [node.target]  # type: ignore[attr-defined]
+                if any(type(t) is cst.Attribute and dotted_name(t.value) == init.self_param for t in targets):
+                    if not self._stateless_value(node.value, numbers):  # type: ignore[attr-defined]
+                        return False
+        return True
+
+    def _stateless_value(self, value: cst.BaseExpression, numbers: set[str]) -> bool:
+        """A literal, a number parameter, or a torch.nn layer that owns nothing."""
+        if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)) or is_none(value):
             return True
-        attrs: dict[str, Value] | None = self.solver.read("self_attrs", cls.key, None)
-        if attrs is None:
-            return False  # its `__init__` has not run yet: the next round knows
-        return all(v.kind in (Kind.SCALAR, Kind.NONE, Kind.DEVICE) or v.stateless for v in attrs.values())
+        if isinstance(value, cst.Name):
+            return value.value in numbers or value.value in ("True", "False")
+        if isinstance(value, cst.Call):
+            qualified = self.qualify(value.func) or ""
+            leaf = qualified.rsplit(".", 1)[-1]
+            return qualified.startswith("torch.nn.") and owns_no_state(leaf, value) and not any(arg.star for arg in value.args)
+        return False
 
     def _note_args(self, target: FunctionInfo, node: cst.Call, args: list[tuple[cst.CSTNode, Value]], skip_self: bool) -> None:
         params = target.params[1:] if skip_self else target.params

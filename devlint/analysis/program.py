@@ -27,8 +27,7 @@ class ClassInfo:
     # Has a forward() and derives from a class defined elsewhere (`BaseFairseqModel`):
     # it may be an nn.Module that moves its submodules, or may not.
     maybe_module: bool = False
-    # Calls `register_buffer`, `add_module`, `setattr`... somewhere: state beyond `self.x = ...`.
-    registers_state: bool | None = None  # found on first ask
+    stateless: bool | None = None  # a Module owning no parameters, buffers or stateful layers; found on first ask
     buffers: frozenset[str] | None = None  # names given to `register_buffer`, found on first ask
     building_methods: frozenset[str] | None = None  # `__init__` and what only it calls, found on first ask
 

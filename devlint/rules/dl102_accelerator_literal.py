@@ -187,7 +187,12 @@ class AcceleratorLiteral(Rule):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         params = node.params
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-            if param.default is not None and _is_device_name(param.name.value) and self._only_a_device_type(node, param.name.value):
+            if (
+                param.default is not None
+                and _is_device_name(param.name.value)
+                and self._accelerator_literal(param.default) is not None
+                and self._only_a_device_type(node, param.name.value)
+            ):
                 self._idiom.add(id(param.default))
 
     def _only_a_device_type(self, func: cst.FunctionDef, name: str) -> bool:
