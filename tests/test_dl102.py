@@ -23,7 +23,7 @@ def test_positions_and_messages() -> None:
     y = torch.ones(2, device="mps")
 
     def build(device="cuda"):
-        pass
+        return torch.zeros(3, device=device)
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--device", default="cuda")
@@ -98,6 +98,7 @@ IDIOMS = {
     "device_type variable": 'device_type = "cuda"',
     "cpu literals": 'device = torch.device("cpu")\nx = torch.zeros(3, device="cpu").to("cpu")',
     "string in a message": 'print("training on cuda")\nlogger.info("cuda")',
+    "a default never read": "def build(n, device='cuda'):\n    return torch.zeros(n)",
     "a default that only picks the autocast backend": (
         "def autocast(enabled, device='cuda'):\n"
         "    if device == 'mps':\n"

@@ -538,6 +538,21 @@ NEGATIVES = {
                 x = self.tok(idx) + self.pos(pos)
                 return torch.cat([x, torch.zeros_like(x)], dim=-1)
         """,
+    "as-tensor-of-a-tensor-keeps-its-device": """
+        # MONAI HighResNet: `torch.as_tensor(t)` returns t, wherever it is.
+        import torch
+        import torch.nn as nn
+
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 6, 3, padding=1)
+                self.pad = nn.Conv2d(3, 6, 1)
+
+            def forward(self, x):
+                return self.conv(x) + torch.as_tensor(self.pad(x)) + torch.tensor(self.pad(x))
+        """,
     "a-dummy-pass-in-init-sizes-the-head": """
         import torch
         import torch.nn as nn

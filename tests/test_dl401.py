@@ -228,6 +228,34 @@ def test_an_attribute_an_apply_override_converts_is_moved() -> None:
     ) == [8]
 
 
+def test_full_reductions_and_replaced_placeholders() -> None:
+    # speechbrain's `fea_dim = torch.prod(torch.tensor(shape))` is 0-dim; MONAI's
+    # `att_mat = torch.Tensor()` is only ever replaced by forward.
+    assert lines(
+        """\
+        import torch
+        import torch.nn as nn
+
+        class Attn(nn.Module):
+            def __init__(self, dim, shape):
+                super().__init__()
+                self.qkv = nn.Linear(dim, 3 * dim)
+                self.fea_dim = torch.prod(torch.tensor(shape[2:]))
+                self.total = torch.tensor(shape).sum()
+                self.rows = torch.tensor(shape).sum(0)
+                self.att_mat = torch.Tensor()
+                self.last = torch.zeros(dim)
+
+            def forward(self, x):
+                q, k, v = self.qkv(x).chunk(3, dim=-1)
+                att = (q @ k.transpose(-1, -2)).softmax(-1)
+                self.att_mat = att.detach()
+                self.last = att.mean(0)
+                return att @ v * self.rows
+        """
+    ) == [10, 12]
+
+
 def test_registered_and_non_tensor_values_are_fine() -> None:
     assert lines(
         """\

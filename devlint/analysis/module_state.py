@@ -27,7 +27,7 @@ from devlint.analysis.torchnames import (
     PARAMETER_FREE_MODULES,
     TENSOR_ATTRIBUTES,
 )
-from devlint.analysis.shapes import python_number
+from devlint.analysis.shapes import full_reduction, python_number
 from devlint.names import dotted_name, is_none
 from devlint.tree import descendants
 
@@ -288,7 +288,7 @@ class Scope:
             if method.endswith("_") and not method.startswith("__"):
                 return PARAMETER  # in-place initialisers return the Parameter itself
         if receiver in TENSORISH:
-            return None if method in _NON_TENSOR_METHODS else TENSOR
+            return None if method in _NON_TENSOR_METHODS or full_reduction(call) else TENSOR
         return None
 
     def _torch_call_kind(self, qualified: str, call: cst.Call) -> str | None:
@@ -299,7 +299,7 @@ class Scope:
         parts = qualified.split(".")
         if parts[0] != "torch":
             return None
-        if qualified in ("torch.tensor", "torch.as_tensor", "torch.scalar_tensor") and _holds_one_number(call, self.func):
+        if qualified in ("torch.tensor", "torch.as_tensor", "torch.scalar_tensor") and _holds_one_number(call, self.func) or full_reduction(call):
             return None  # 0-dim: PyTorch lets it meet tensors on any device, wherever it stays
         if qualified in FACTORIES or qualified in _TENSOR_FUNCTIONS:
             return TENSOR

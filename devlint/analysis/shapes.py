@@ -56,3 +56,18 @@ def python_number(expr: cst.BaseExpression, func: cst.FunctionDef | None) -> boo
         params = func.params
         return any(p.name.value == expr.value and number_parameter(p) for p in (*params.posonly_params, *params.params, *params.kwonly_params))
     return False
+
+
+# Reductions over every element: called with the tensor alone, they return a 0-dim tensor.
+_FULL_REDUCTIONS = frozenset({"sum", "prod", "mean", "max", "min", "amax", "amin", "norm", "median", "std", "var", "all", "any"})
+
+
+def full_reduction(call: cst.Call) -> bool:
+    """`torch.prod(t)`, `t.sum()`: no dimension given, so one number comes back (as a 0-dim tensor)."""
+    func = call.func
+    if not isinstance(func, cst.Attribute) or func.attr.value not in _FULL_REDUCTIONS:
+        return False
+    if any(arg.keyword is not None or arg.star for arg in call.args):
+        return False
+    torch_function = dotted_name(func.value) == "torch"
+    return len(call.args) == (1 if torch_function else 0)

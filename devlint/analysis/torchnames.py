@@ -97,7 +97,9 @@ FACTORIES_WITHOUT_DEVICE_KW = frozenset(
     }
 )
 # Random factories whose output device follows their input tensor, not the default.
-INPUT_FOLLOWING = frozenset({"torch.normal", "torch.bernoulli", "torch.poisson", "torch.multinomial"})
+# Given a tensor (`torch.as_tensor(t)`, `torch.tensor(t)` too: "if None and data is a tensor then
+# the device of data is used"), these create on its device.
+INPUT_FOLLOWING = frozenset({"torch.normal", "torch.bernoulli", "torch.poisson", "torch.multinomial", "torch.as_tensor", "torch.tensor"})
 
 # torch.load and its aliases.
 LOAD_FUNCTIONS = frozenset({"torch.load", "torch.serialization.load"})

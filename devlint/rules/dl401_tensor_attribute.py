@@ -61,6 +61,7 @@ class TensorAttribute(Rule):
         state = index.class_state(node)
         moved_by_hand: frozenset[str] | None = None  # a walk of the class body: only for candidates
         harmless: frozenset[str] = frozenset()
+        overwritten: frozenset[str] = frozenset()
         for attr, attr_state in state.attrs.items():
             if attr_state.registered or not any(a.kind == TENSOR for a in attr_state.assignments):
                 continue
@@ -68,9 +69,11 @@ class TensorAttribute(Rule):
                 if self._applied is None:
                     self._applied = _applied(self.ctx.module)
                 moved_by_hand = _moved_by_hand(node, state.constructor_methods) | self._applied
-                harmless = _read_harmlessly(node, state.constructor_methods, index.functions)
+                harmless, overwritten = _read_harmlessly(node, state.constructor_methods, index.functions)
             if attr in moved_by_hand:
                 continue
+            if attr in overwritten and all(_empty(a.value) for a in attr_state.assignments if a.kind == TENSOR):
+                continue  # MONAI's `self.att_mat = torch.Tensor()`, replaced by forward
             for assignment in attr_state.assignments:
                 # A Parameter lost to `.to()` is missing from `parameters()`, wherever it is read.
                 if assignment.kind == TENSOR and (attr not in harmless or _parameter_conversion(assignment) is not None):
@@ -258,7 +261,9 @@ def _applied(module: cst.Module) -> frozenset[str]:
     return frozenset(found)
 
 
-def _read_harmlessly(node: cst.ClassDef, constructors: Collection[cst.FunctionDef], functions: dict[str, cst.FunctionDef]) -> frozenset[str]:
+def _read_harmlessly(
+    node: cst.ClassDef, constructors: Collection[cst.FunctionDef], functions: dict[str, cst.FunctionDef]
+) -> tuple[frozenset[str], frozenset[str]]:
     """Attributes the methods read, and only where the CPU copy does no harm.
 
     As an index (`w[self.idx]`: PyTorch takes CPU indices into a GPU tensor), shown in
@@ -266,30 +271,50 @@ def _read_harmlessly(node: cst.ClassDef, constructors: Collection[cst.FunctionDe
     the way (`self.k.repeat(n).to(x.device)`), or handed to a function of this file that
     places its argument (`w.to(image)`, `torch.as_tensor(w, device=x.device)`). Reads in
     a constructor (the module is not moved yet) decide nothing; an attribute no other
-    method reads is not harmless: code outside the class may read it.
+    method reads is not harmless, as code outside the class may read it. Second: the
+    attributes a method overwrites and none reads, whose placeholder then matters to no one.
     """
     harmful: set[str] = set()
     harmless: set[str] = set()
+    overwritten: set[str] = set()  # placeholders a method replaces (MONAI's `self.att_mat`)
     for method in node.body.body:
         if type(method) is not cst.FunctionDef or method in constructors:
             continue
-        for read, parents in _self_reads(method):
+        reads, writes = _self_uses(method)
+        overwritten.update(writes)
+        for read, parents in reads:
             (harmless if _harmless_use(read, parents, functions) else harmful).add(read.attr.value)
-    return frozenset(harmless - harmful)
+    return frozenset(harmless - harmful), frozenset(overwritten - harmful - harmless)
 
 
-def _self_reads(method: cst.FunctionDef) -> list[tuple[cst.Attribute, list[cst.CSTNode]]]:
-    """Every `self.x` the method reads, with its ancestors, innermost first."""
+def _empty(value: cst.BaseExpression | None) -> bool:
+    """`torch.Tensor()`, `torch.empty(0)`, `torch.tensor([])`: a placeholder with no elements."""
+    if not isinstance(value, cst.Call):
+        return False
+    name = dotted_name(value.func)
+    args = value.args
+    if name == "torch.Tensor":
+        return not args
+    if name in ("torch.empty", "torch.zeros") and len(args) == 1:
+        return isinstance(args[0].value, cst.Integer) and args[0].value.value == "0"
+    return name == "torch.tensor" and len(args) == 1 and isinstance(args[0].value, cst.List) and not args[0].value.elements
+
+
+def _self_uses(method: cst.FunctionDef) -> tuple[list[tuple[cst.Attribute, list[cst.CSTNode]]], set[str]]:
+    """Every `self.x` the method reads, with its ancestors innermost first; and the `x` it assigns."""
     found: list[tuple[cst.Attribute, list[cst.CSTNode]]] = []
+    written: set[str] = set()
     stack: list[tuple[cst.CSTNode, list[cst.CSTNode]]] = [(method.body, [])]
     while stack:
         current, parents = stack.pop()
         if type(current) is cst.Attribute and dotted_name(current) is not None and dotted_name(current).count(".") == 1 and dotted_name(current).startswith("self."):  # type: ignore[union-attr]
-            if not (parents and type(parents[0]) in (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)):
+            if parents and type(parents[0]) is cst.AssignTarget:
+                written.add(current.attr.value)  # type: ignore[attr-defined]
+            elif not (parents and type(parents[0]) in (cst.AugAssign, cst.AnnAssign)):
                 found.append((current, parents))  # type: ignore[arg-type]
             continue
         stack.extend((child, [current, *parents]) for child in child_nodes(current))
-    return found
+    return found, written
 
 
 def _harmless_use(read: cst.Attribute, parents: list[cst.CSTNode], functions: dict[str, cst.FunctionDef]) -> bool:
