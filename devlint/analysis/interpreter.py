@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 from dataclasses import replace
 
@@ -516,25 +517,26 @@ class FunctionRun:
 
     def _run_branch(self, suite: cst.BaseSuite, start: "Env", cpu: Place | None = None) -> tuple["Env", bool]:
         self.env = start.fork()
-        saved = self.cpu_places
-        if cpu is not None:
-            self.cpu_places = saved | {cpu}
-        try:
+        with self._on_the_cpu(cpu):
             falls = self.exec_block(_suite(suite))
-        finally:
-            self.cpu_places = saved
         return self.env, falls
 
     def _run_branch_stmt(self, stmt: cst.CSTNode, start: "Env", cpu: Place | None = None) -> tuple["Env", bool]:
         self.env = start.fork()
-        saved = self.cpu_places
-        if cpu is not None:
-            self.cpu_places = saved | {cpu}
-        try:
+        with self._on_the_cpu(cpu):
             falls = self.exec_stmt(stmt)
+        return self.env, falls
+
+    @contextmanager
+    def _on_the_cpu(self, place: Place | None) -> Iterator[None]:
+        """While a branch runs that only runs where `place` is the CPU."""
+        saved = self.cpu_places
+        if place is not None:
+            self.cpu_places = saved | {place}
+        try:
+            yield
         finally:
             self.cpu_places = saved
-        return self.env, falls
 
     def _branches(self, suites: list[cst.BaseSuite], fallthrough: bool) -> bool:
         start = self.env
@@ -1593,25 +1595,22 @@ def _buffers_of(cls: ClassInfo) -> frozenset[str]:
 
 def _called_elsewhere(cls: ClassInfo) -> frozenset[str]:
     """Methods called on `self` by a method other than `__init__`."""
-    called: set[str] = set()
-    for name, method in cls.methods.items():
-        if name == "__init__" or method.self_param is None:
-            continue
-        for node in descendants(method.node.body):
-            if type(node) is cst.Call and type(node.func) is cst.Attribute and dotted_name(node.func.value) == method.self_param:  # type: ignore[attr-defined]
-                called.add(node.func.attr.value)  # type: ignore[attr-defined]
-    return frozenset(called)
+    return frozenset(name for key, method in cls.methods.items() if key != "__init__" for name in _self_calls(method))
 
 
 def _called_by_init(cls: ClassInfo) -> frozenset[str]:
     """`__init__` and the methods it calls on `self`: they run before the module can be moved."""
     init = cls.methods.get("__init__")
-    called = {"__init__"}
-    if init is not None and init.self_param is not None:
-        for node in descendants(init.node.body):
-            if type(node) is cst.Call and type(node.func) is cst.Attribute and dotted_name(node.func.value) == init.self_param:  # type: ignore[attr-defined]
-                called.add(node.func.attr.value)  # type: ignore[attr-defined]
-    return frozenset(called)
+    return frozenset({"__init__", *(_self_calls(init) if init is not None else ())})
+
+
+def _self_calls(method: FunctionInfo) -> Iterator[str]:
+    """`self.<name>(...)` calls in the method."""
+    if method.self_param is None:
+        return
+    for node in descendants(method.node.body):
+        if type(node) is cst.Call and type(node.func) is cst.Attribute and dotted_name(node.func.value) == method.self_param:  # type: ignore[attr-defined]
+            yield node.func.attr.value  # type: ignore[attr-defined]
 
 
 # Calls that give a module state without a plain `self.x = ...`.
