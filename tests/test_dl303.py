@@ -252,6 +252,11 @@ def test_a_buffer_replaced_by_a_cpu_tensor_after_construction() -> None:
                 self.drop_masks = self.drop(torch.ones(16000, self.hidden_size)).data
                 self.drop_masks = self.drop(torch.ones(16000, self.hidden_size, device=x.device)).data
 
+        def reset(self):
+            # torch's observers reset to an empty placeholder; MONAI rebuilds from the buffer's own data.
+            self.drop_masks = torch.rand(0)
+            self.drop_masks = torch.as_tensor([self.drop_masks[0]] * 3)
+
         def forward(self, x):
             self._change_batch_size(x)
             return self.w(x) * self.drop_masks[: x.shape[0]]

@@ -355,6 +355,9 @@ class FunctionRun:
             return
         if value.origin is None or not value.origin.factory or self._constructing:
             return
+        factory = value.origin.node
+        if not isinstance(factory, cst.Call) or self.qualify(factory.func) in _DATA_FACTORIES or _sized_zero(factory):
+            return  # built from data that may be on the device; an empty placeholder (`torch.rand(0)`)
         if target.attr.value in _buffers_of(cls) and func.name not in _called_by_init(cls):
             self.conflict(target, Operand(target, value), Operand(target, Value(Kind.TENSOR, MODULE_DEVICE)))
 
@@ -1578,6 +1581,14 @@ def _maybe_moved_module(value: Value) -> bool:
 
 
 _PLACING_METHODS = frozenset({"to", "cuda", "_apply"})
+
+
+_DATA_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.frombuffer"})
+
+
+def _sized_zero(call: cst.Call) -> bool:
+    first = call.args[0].value if call.args and call.args[0].keyword is None else None
+    return isinstance(first, cst.Integer) and first.value == "0"
 
 
 def _buffers_of(cls: ClassInfo) -> frozenset[str]:
