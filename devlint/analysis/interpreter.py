@@ -16,7 +16,7 @@ from devlint.analysis.facts import CPU, INPUT_DEVICE, MODULE_DEVICE, Kind, Origi
 from devlint.analysis.guards import device_type_of_string, string_value
 from devlint.analysis.module_state import owns_no_state
 from devlint.analysis.program import ClassInfo, FunctionInfo
-from devlint.analysis.shapes import number_parameter, size_sources
+from devlint.analysis.shapes import holds_nothing, number_parameter, size_sources
 from devlint.analysis.naming import CONFIG_NAMES, MOVE_HELPER_WORDS, is_device_name, is_loader_name
 from devlint.analysis.torchnames import (
     ACCELERATOR_TYPES,
@@ -356,7 +356,7 @@ class FunctionRun:
         if value.origin is None or not value.origin.factory or self._constructing:
             return
         factory = value.origin.node
-        if not isinstance(factory, cst.Call) or self.qualify(factory.func) in _DATA_FACTORIES or _sized_zero(factory):
+        if not isinstance(factory, cst.Call) or self.qualify(factory.func) in _DATA_FACTORIES or holds_nothing(factory):
             return  # built from data that may be on the device; an empty placeholder (`torch.rand(0)`)
         if target.attr.value in _buffers_of(cls) and func.name not in _called_by_init(cls):
             self.conflict(target, Operand(target, value), Operand(target, Value(Kind.TENSOR, MODULE_DEVICE)))
@@ -1584,11 +1584,6 @@ _PLACING_METHODS = frozenset({"to", "cuda", "_apply"})
 
 
 _DATA_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.frombuffer"})
-
-
-def _sized_zero(call: cst.Call) -> bool:
-    first = call.args[0].value if call.args and call.args[0].keyword is None else None
-    return isinstance(first, cst.Integer) and first.value == "0"
 
 
 def _buffers_of(cls: ClassInfo) -> frozenset[str]:

@@ -71,3 +71,14 @@ def full_reduction(call: cst.Call) -> bool:
         return False
     torch_function = dotted_name(func.value) == "torch"
     return len(call.args) == (1 if torch_function else 0)
+
+
+def holds_nothing(call: cst.Call) -> bool:
+    """`torch.Tensor()`, `torch.rand(0)`, `torch.tensor([])`: a placeholder with no elements."""
+    args = call.args
+    first = args[0].value if args and args[0].keyword is None and not args[0].star else None
+    if first is None:
+        return not args and dotted_name(call.func) == "torch.Tensor"
+    if isinstance(first, cst.Integer):
+        return first.value == "0" and (dotted_name(call.func) or "").startswith("torch.")
+    return isinstance(first, cst.List) and not first.elements and dotted_name(call.func) in ("torch.tensor", "torch.as_tensor")

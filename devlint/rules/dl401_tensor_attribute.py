@@ -20,6 +20,7 @@ from devlint.analysis.module_state import (
     learn_locals,
     statements,
 )
+from devlint.analysis.shapes import holds_nothing
 from devlint.analysis.torchnames import DTYPES
 from devlint.finding import Edit, Fix
 from devlint.fixes import outer_span, replace_node, source_of
@@ -72,7 +73,7 @@ class TensorAttribute(Rule):
                 harmless, overwritten = _read_harmlessly(node, state.constructor_methods, index.functions)
             if attr in moved_by_hand:
                 continue
-            if attr in overwritten and all(_empty(a.value) for a in attr_state.assignments if a.kind == TENSOR):
+            if attr in overwritten and all(isinstance(a.value, cst.Call) and holds_nothing(a.value) for a in attr_state.assignments if a.kind == TENSOR):
                 continue  # MONAI's `self.att_mat = torch.Tensor()`, replaced by forward
             for assignment in attr_state.assignments:
                 # A Parameter lost to `.to()` is missing from `parameters()`, wherever it is read.
@@ -285,19 +286,6 @@ def _read_harmlessly(
         for read, parents in reads:
             (harmless if _harmless_use(read, parents, functions) else harmful).add(read.attr.value)
     return frozenset(harmless - harmful), frozenset(overwritten - harmful - harmless)
-
-
-def _empty(value: cst.BaseExpression | None) -> bool:
-    """`torch.Tensor()`, `torch.empty(0)`, `torch.tensor([])`: a placeholder with no elements."""
-    if not isinstance(value, cst.Call):
-        return False
-    name = dotted_name(value.func)
-    args = value.args
-    if name == "torch.Tensor":
-        return not args
-    if name in ("torch.empty", "torch.zeros") and len(args) == 1:
-        return isinstance(args[0].value, cst.Integer) and args[0].value.value == "0"
-    return name == "torch.tensor" and len(args) == 1 and isinstance(args[0].value, cst.List) and not args[0].value.elements
 
 
 def _self_uses(method: cst.FunctionDef) -> tuple[list[tuple[cst.Attribute, list[cst.CSTNode]]], set[str]]:
