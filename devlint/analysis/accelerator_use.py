@@ -33,12 +33,13 @@ def string_names_accelerator(value: str) -> bool:
     ) and len(value) < 40
 
 
-def _is_cpu_device(expr: cst.BaseExpression, names: ImportTable) -> bool:
+def is_cpu_device(expr: cst.BaseExpression, names: ImportTable) -> bool:
+    """`"cpu"`, `"cpu:0"` or `torch.device("cpu")` written out."""
     value = string_value(expr)
     if value is not None:
         return device_type_of_string(value) == "cpu"
     if isinstance(expr, cst.Call) and names.qualify(expr.func) == "torch.device" and expr.args:
-        return _is_cpu_device(expr.args[0].value, names)
+        return is_cpu_device(expr.args[0].value, names)
     return False
 
 
@@ -69,7 +70,7 @@ class _Finder:
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             if isinstance(target.target, cst.Name) and "device" in target.target.value.lower():
-                if not _is_cpu_device(node.value, self.names):
+                if not is_cpu_device(node.value, self.names):
                     self.found = True
 
 

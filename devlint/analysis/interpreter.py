@@ -13,6 +13,7 @@ from devlint.analysis import facts as F
 from devlint.analysis.environment import Env, join_envs
 from devlint.analysis.events import Conflict, DiscardedMove, NumpyOnDevice, Operand, SplitReturn
 from devlint.analysis.facts import CPU, INPUT_DEVICE, MODULE_DEVICE, Kind, Origin, Place, PlaceKind, Value
+from devlint.analysis.accelerator_use import is_cpu_device
 from devlint.analysis.guards import device_type_of_string, string_value
 from devlint.analysis.module_state import owns_no_state
 from devlint.analysis.program import ClassInfo, FunctionInfo
@@ -500,9 +501,9 @@ class FunctionRun:
         return None, None
 
     def _names_the_cpu(self, expr: cst.BaseExpression) -> bool:
-        value = string_value(expr)
-        if value is not None:
-            return device_type_of_string(value) == "cpu"
+        """Written out (`"cpu"`, `torch.device("cpu")`) or held (`_CPU_DEVICE`)."""
+        if is_cpu_device(expr, self.solver.names):
+            return True
         known = self.lookup(dotted_name(expr) or "") if not isinstance(expr, cst.Call) else None
         return known is not None and known.kind is Kind.DEVICE and known.place == CPU
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devlint.analysis.accelerator_use import is_cpu_device
 from devlint.analysis.guards import device_type_of_string, string_value
 from devlint.analysis.torchnames import ACCELERATOR_TYPES, CUDA_TENSOR_TYPES
-from devlint.names import dotted_name
+from devlint.names import ImportTable, dotted_name
 from devlint.rule import Rule
 from devlint.tree import descendants
 
@@ -179,7 +180,7 @@ class AcceleratorLiteral(Rule):
 
     def leave_Module(self, original_node: cst.Module) -> None:
         # Decided at the end: the fallback comes after the parser in the file.
-        fallbacks = _cpu_fallbacks(original_node) if self._defaults else frozenset()
+        fallbacks = _cpu_fallbacks(original_node, self.ctx.names) if self._defaults else frozenset()
         for literal, dest in self._defaults:
             if dest not in fallbacks:
                 self._flag(literal, "as the command-line default")
@@ -245,24 +246,17 @@ def _type_argument(call: cst.Call, positional: bool) -> cst.BaseExpression | Non
     return None
 
 
-def _cpu_fallbacks(module: cst.Module) -> frozenset[str]:
+def _cpu_fallbacks(module: cst.Module, names: ImportTable) -> frozenset[str]:
     """Options the file falls back from: `args.device = "cpu"`, `args.device if <check> else "cpu"`."""
     found: set[str] = set()
     for node in descendants(module):
-        if type(node) is cst.Assign and _names_the_cpu(node.value):  # type: ignore[attr-defined]
+        if type(node) is cst.Assign and is_cpu_device(node.value, names):  # type: ignore[attr-defined]
             found.update(t.target.attr.value for t in node.targets if type(t.target) is cst.Attribute)  # type: ignore[attr-defined]
         elif type(node) is cst.IfExp:
             branches = (node.body, node.orelse)  # type: ignore[attr-defined]
-            if any(_names_the_cpu(branch) for branch in branches):
+            if any(is_cpu_device(branch, names) for branch in branches):
                 found.update(branch.attr.value for branch in branches if type(branch) is cst.Attribute)
     return frozenset(found)
-
-
-def _names_the_cpu(expr: cst.BaseExpression) -> bool:
-    if isinstance(expr, cst.Call) and expr.args:  # torch.device("cpu")
-        expr = expr.args[0].value
-    value = string_value(expr)
-    return value is not None and device_type_of_string(value) == "cpu"
 
 
 def _literal_parts(expr: cst.BaseExpression) -> list[cst.CSTNode]:
