@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
-from devlint.analysis.torchnames import DTYPES, FACTORIES_WITHOUT_DEVICE_KW
+from devlint.analysis.torchapi import DTYPES, takes_device
 from devlint.finding import Edit, Fix
 from devlint.tree import child_nodes
 
@@ -133,7 +133,7 @@ def add_device_keyword(ctx: "FileContext", call: cst.Call, device: str) -> Fix |
     typed constructors) and when `device=` is already given. Safe: on a
     machine where the code works the tensor was already on that device.
     """
-    if ctx.qualify(call.func) in FACTORIES_WITHOUT_DEVICE_KW:
+    if not takes_device(ctx.qualify(call.func) or ""):
         return None
     return add_keyword(ctx, call, "device", device, safe=True, title=f"Create it on `{device}`")
 

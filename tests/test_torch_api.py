@@ -53,7 +53,7 @@ def test_known_facts_of_torch_are_in_the_data() -> None:
     assert "torch.cuda.synchronize" in generated.CUDA_RAISING_CALLS
     assert "torch.cuda.manual_seed_all" in generated.CUDA_SAFE_CALLS
     assert "ReLU" in generated.NN_STATELESS_MODULES and "Linear" not in generated.NN_STATELESS_MODULES
-    assert generated.NN_STATE_ARGUMENTS["CrossEntropyLoss"] == "weight"
+    assert generated.NN_STATE_ARGUMENTS["CrossEntropyLoss"] == "weight:0"
     assert "Linear" in generated.NN_MODULES_WITH_DEVICE
 
 

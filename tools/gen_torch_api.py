@@ -209,6 +209,10 @@ _TRIAL_ARGUMENTS: tuple[tuple[tuple[object, ...], dict[str, object]], ...] = (
     (((2,), 1.0), {}),
     ((0.0, 1.0, (2,)), {}),
     ((2, 2, 2), {}),
+    ((2, (2,)), {}),
+    ((0, 2, (2,)), {}),
+    ((2, 2, 0), {}),
+    (((2,), (0,)), {}),
     (([[0]], [1.0], (1,)), {}),
 )
 
@@ -240,6 +244,8 @@ def factories(schemas: dict[str, list[torch._C.FunctionSchema]]) -> tuple[dict[s
             placed[f"torch.{name}"] = "default"
         elif device == "cpu":
             placed[f"torch.{name}"] = "cpu"
+        else:
+            print(f"note: no trial call of torch.{name} made a tensor; it is left out of FACTORIES", file=sys.stderr)
     return placed, [name for name in with_device if name in placed]
 
 
@@ -296,7 +302,8 @@ def nn_modules() -> tuple[list[str], list[str], list[str], dict[str, str]]:
             adding = [p for p in params if p != "self" and _build(cls, params, {p: _STATEFUL_VALUE[type(params[p].default)]}) is not None
                       and not _owns_nothing(_build(cls, params, {p: _STATEFUL_VALUE[type(params[p].default)]}))] if params else []
             if adding:
-                state_arguments[name] = ",".join(adding)
+                positions = [p for p in params if p != "self"]
+                state_arguments[name] = ",".join(f"{p}:{positions.index(p)}" for p in adding)
     return names, with_device, stateless, state_arguments
 
 
@@ -463,7 +470,7 @@ def generate() -> str:
     names("NN_MODULES", "torch.nn module classes.", module_names)
     names("NN_MODULES_WITH_DEVICE", "torch.nn module classes whose constructor takes device=.", module_with_device)
     names("NN_STATELESS_MODULES", "torch.nn module classes that own no parameter, buffer or submodule when built with their defaults.", stateless_modules)
-    table("NN_STATE_ARGUMENTS", "Constructor arguments that give a stateless module state when set (comma-separated).", state_arguments)
+    table("NN_STATE_ARGUMENTS", "Constructor arguments that give a stateless module state when set: name:position, comma-separated.", state_arguments)
     names("CUDA_TENSOR_TYPES", "Legacy typed CUDA tensor constructors.", cuda_types)
     names("CUDA_RAISING_CALLS", "torch.cuda calls that raise on a machine without CUDA (called on a CPU-only build).", cuda_raising)
     names("CUDA_SAFE_CALLS", "torch.cuda calls that return normally without CUDA.", cuda_safe)

@@ -13,7 +13,7 @@ import re
 import libcst as cst
 
 from devlint.analysis.guards import device_type_of_string, string_value
-from devlint.analysis.torchnames import ACCELERATOR_TYPES
+from devlint.analysis.torchapi import ACCELERATOR_TYPES
 from devlint.names import ImportTable
 from devlint.tree import descendants
 

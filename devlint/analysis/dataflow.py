@@ -27,7 +27,7 @@ from devlint.analysis.facts import CPU, Kind, Origin, Place, PlaceKind, Value
 from devlint.analysis.environment import Env
 from devlint.analysis.interpreter import FunctionRun, function_body
 from devlint.analysis.program import Program
-from devlint.config import Settings
+from devlint.analysis.naming import NameSettings
 from devlint.names import BindingsCache, ImportTable
 
 _ROUNDS = 3  # at most _ROUNDS + 1 rounds; most files settle after two
@@ -37,7 +37,7 @@ class DeviceAnalysis:
     """Runs once per file, on first use, and keeps what it observed."""
 
     def __init__(
-        self, module: cst.Module, names: ImportTable, settings: Settings, bindings: BindingsCache | None = None
+        self, module: cst.Module, names: ImportTable, settings: NameSettings, bindings: BindingsCache | None = None
     ) -> None:
         self.module = module
         self.names = names
@@ -80,6 +80,7 @@ class Solver:
 
     def __init__(self, analysis: DeviceAnalysis) -> None:
         self.analysis = analysis
+        self.module = analysis.module
         self.names = analysis.names
         self.settings = analysis.settings
         self.program = Program.of(analysis.module, analysis.names, analysis.bindings)

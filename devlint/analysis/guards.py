@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from devlint.analysis.torchnames import ACCELERATOR_TYPES, AVAILABILITY_CALLS, CPU_TYPES
+from devlint.analysis.torchapi import ACCELERATOR_TYPES, AVAILABILITY_CALLS, CPU_TYPES
 from devlint.names import dotted_name
 from devlint.tree import descendants
 
@@ -229,8 +229,8 @@ class AcceleratorGuards:
         return False
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        # A test marked to skip without CUDA, or a function named for the GPU path.
-        guarded = self._decorated_guard(node) or names_an_accelerator(node.name.value.lower())
+        # A test marked to skip without CUDA states its hardware needs.
+        guarded = self._decorated_guard(node)
         self._if_stack.append((guarded, False))
         self.visit_If_body(node)  # type: ignore[arg-type]
 

@@ -19,14 +19,17 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from devlint.analysis.torchnames import (
+from devlint.analysis.class_facts import nn_owns_no_state
+from devlint.analysis.torchapi import TENSOR as ONE_TENSOR
+from devlint.analysis.torchapi import (
     BUFFER_CLASSES,
-    FACTORIES,
-    MODULE_BASES,
     PARAMETER_CLASSES,
-    PARAMETER_FREE_MODULES,
-    TENSOR_ATTRIBUTES,
+    TENSOR_VALUED_ATTRIBUTES,
+    factory_placement,
+    function_results,
+    method_results,
 )
+from devlint.analysis.torchapi.frameworks import MODULE_BASES
 from devlint.analysis.shapes import full_reduction, python_number
 from devlint.names import dotted_name, is_none
 from devlint.tree import descendants
@@ -51,40 +54,6 @@ CONTAINERS = frozenset({MODULES_LIST, MODULES_DICT})
 
 _NOT_MODULES = frozenset({"Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"})
 
-# Losses whose first positional argument is a class-weight tensor (kept as a buffer).
-_WEIGHT_FIRST_LOSSES = frozenset(
-    {"CrossEntropyLoss", "NLLLoss", "NLLLoss2d", "BCELoss", "BCEWithLogitsLoss", "MultiLabelSoftMarginLoss"}
-)
-_WEIGHT_KEYWORDS = frozenset({"weight", "pos_weight"})
-
-# torch functions (beyond the factories) known to return one tensor.
-_TENSOR_FUNCTIONS = frozenset(
-    f"torch.{name}"
-    for name in (
-        "cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "exp", "log", "log2", "log10",
-        "sin", "cos", "tan", "sqrt", "rsqrt", "abs", "pow", "square", "sign", "matmul", "mm", "bmm", "einsum",
-        "where", "outer", "cumsum", "cumprod", "flip", "roll", "reshape", "flatten", "transpose", "permute",
-        "squeeze", "unsqueeze", "clamp", "clip", "floor", "ceil", "round", "sigmoid", "tanh", "softmax",
-        "log_softmax", "repeat_interleave", "tril", "triu", "diag", "diag_embed", "diagflat", "kron",
-        "cartesian_prod", "combinations", "mean", "sum", "prod", "std", "var", "norm", "logsumexp", "cdist",
-        "polar", "complex", "view_as_real", "view_as_complex", "argsort", "bucketize", "searchsorted",
-        "gather", "index_select", "masked_select", "maximum", "minimum", "mul", "add", "sub", "div",
-        "true_divide", "reciprocal", "neg", "erf", "erfinv", "atan2", "deg2rad", "rad2deg", "heaviside",
-        "clone", "t", "narrow", "tile", "broadcast_to", "atleast_1d", "atleast_2d", "atleast_3d",
-        "block_diag", "vander", "trapz", "trapezoid", "cross", "dot", "inner", "tensordot",
-    )
-)  # fmt: skip
-# Methods of a tensor that do not return a tensor (or return a tuple of them).
-_NON_TENSOR_METHODS = frozenset(
-    {
-        "size", "dim", "ndimension", "numel", "nelement", "item", "tolist", "numpy", "element_size",
-        "data_ptr", "stride", "storage_offset", "is_contiguous", "is_floating_point", "is_complex",
-        "is_pinned", "is_shared", "get_device", "type", "split", "chunk", "unbind", "tensor_split", "max",
-        "min", "sort", "topk", "kthvalue", "median", "mode", "aminmax", "equal", "allclose", "storage",
-        "untyped_storage", "register_hook", "backward", "unique", "unique_consecutive", "qr", "svd", "eig",
-        "slogdet", "lu", "nonzero_static", "dim_order", "__len__", "__iter__", "apply_", "map_", "share_memory_",
-    }
-)  # fmt: skip
 # `.to()` & co. on a Parameter return a new plain tensor whenever they convert anything.
 PARAMETER_CONVERSIONS = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16"})
 _CONTAINER_FILLS = frozenset({"append", "extend", "insert", "update", "setdefault"})
@@ -199,7 +168,7 @@ class Scope:
             attr = self.self_attribute(expr)
             if attr is not None:
                 return self.self_attrs.get(attr)
-            if expr.attr.value in TENSOR_ATTRIBUTES and self.kind(expr.value) in TENSORISH:
+            if expr.attr.value in TENSOR_VALUED_ATTRIBUTES and self.kind(expr.value) in TENSORISH:
                 return TENSOR
             return None
         if isinstance(expr, cst.Subscript):
@@ -288,7 +257,8 @@ class Scope:
             if method.endswith("_") and not method.startswith("__"):
                 return PARAMETER  # in-place initialisers return the Parameter itself
         if receiver in TENSORISH:
-            return None if method in _NON_TENSOR_METHODS or full_reduction(call) else TENSOR
+            # A method that may return anything but one tensor (`size`, `split`, `max(dim)`) is left unknown.
+            return None if method_results(method) - {ONE_TENSOR} or full_reduction(call) else TENSOR
         return None
 
     def _torch_call_kind(self, qualified: str, call: cst.Call) -> str | None:
@@ -301,7 +271,7 @@ class Scope:
             return None
         if qualified in ("torch.tensor", "torch.as_tensor", "torch.scalar_tensor") and _holds_one_number(call, self.func) or full_reduction(call):
             return None  # 0-dim: PyTorch lets it meet tensors on any device, wherever it stays
-        if qualified in FACTORIES or qualified in _TENSOR_FUNCTIONS:
+        if factory_placement(qualified) is not None or function_results(qualified) == {ONE_TENSOR}:
             return TENSOR
         if len(parts) == 2 and parts[1].endswith("_like"):
             return TENSOR
@@ -343,21 +313,7 @@ def keeps_float32(conversion: cst.Call, parameter: cst.Call) -> bool:
 
 
 def _nn_module_kind(name: str, call: cst.Call) -> str:
-    return STATELESS if owns_no_state(name, call) else MODULE
-
-
-def owns_no_state(name: str, call: cst.Call) -> bool:
-    """`torch.nn.<name>(...)` builds a module with no parameters and no buffers.
-
-    Activations, pooling, dropout; losses unless given class weights.
-    """
-    if name in PARAMETER_FREE_MODULES:
-        return True
-    if name.endswith("Loss") or name == "NLLLoss2d":
-        weighted = any(arg.keyword is not None and arg.keyword.value in _WEIGHT_KEYWORDS for arg in call.args)
-        positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
-        return not (weighted or (positional and name in _WEIGHT_FIRST_LOSSES and not is_none(positional[0].value)))
-    return False
+    return STATELESS if nn_owns_no_state(name, call) else MODULE
 
 
 # -- the per-file index ----------------------------------------------------------------

@@ -1,20 +1,32 @@
-"""How code names its devices, loaders and helpers: the heuristics the device analysis reads names with."""
+"""How code names its devices and loaders: the conventions the device analysis reads names with.
+
+A variable or parameter called `device` (or `dev`, `*_device`) holds the device
+chosen at run time, and one called `*loader` yields batches: the conventions of
+PyTorch's own examples and documentation, extended by a project's configured
+names (`device-variables`, `loaders`). What a *function* does is never read
+from its name: it is read from its code, or from the torch and framework data.
+"""
 
 from __future__ import annotations
 
 import re
+from typing import Protocol
 
-from devlint.config import Settings
 
-# Call names that move their argument to a device they are given.
-MOVE_HELPER_WORDS = ("to_device", "send_to_device", "move_to", "to_cuda", "to_gpu", "todevice", "batch_to")
+class NameSettings(Protocol):
+    """The configured names that teach the analysis a project's own vocabulary."""
+
+    device_variables: tuple[str, ...]
+    loaders: tuple[str, ...]
+    move_helpers: tuple[str, ...]
+
 
 _DEVICE_NAME = re.compile(r"^(device|dev|[a-z0-9_]*_device|device_[0-9]+|torch_device|target_device)$")
 _NOT_DEVICE = frozenset({"num_device", "n_device", "use_device", "device_type", "device_count", "device_name", "device_ids"})
 _LOADER_NAME = re.compile(r"(loader|dataloader|_iter$|^iterator$|_iterator$|batches$)", re.IGNORECASE)
 
 
-def is_device_name(name: str, settings: Settings) -> bool:
+def is_device_name(name: str, settings: NameSettings) -> bool:
     """`device`, `self.device`'s leaf, `args.device`, `target_device`, or a configured name."""
     if name in settings.device_variables:
         return True
@@ -24,7 +36,7 @@ def is_device_name(name: str, settings: Settings) -> bool:
     return lowered not in _NOT_DEVICE and _DEVICE_NAME.match(lowered) is not None
 
 
-def is_loader_name(name: str, settings: Settings) -> bool:
+def is_loader_name(name: str, settings: NameSettings) -> bool:
     if name in settings.loaders:
         return True
     lowered = name.lower()

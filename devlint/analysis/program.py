@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from devlint.analysis.torchnames import DATASET_BASES, MODULE_BASES
+from devlint.analysis.torchapi.frameworks import DATASET_BASES, MODULE_BASES
 from devlint.names import ImportTable, LocalBindings, dotted_name
 
 

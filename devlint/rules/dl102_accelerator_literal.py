@@ -6,7 +6,7 @@ import libcst as cst
 
 from devlint.analysis.accelerator_use import is_cpu_device
 from devlint.analysis.guards import device_type_of_string, string_value
-from devlint.analysis.torchnames import ACCELERATOR_TYPES, CUDA_TENSOR_TYPES
+from devlint.analysis.torchapi import ACCELERATOR_TYPES, CUDA_TENSOR_TYPES
 from devlint.names import ImportTable, dotted_name
 from devlint.rule import Rule
 from devlint.tree import descendants

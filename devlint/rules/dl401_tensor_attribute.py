@@ -21,7 +21,7 @@ from devlint.analysis.module_state import (
     statements,
 )
 from devlint.analysis.shapes import holds_nothing
-from devlint.analysis.torchnames import DTYPES
+from devlint.analysis.torchapi import DTYPES
 from devlint.finding import Edit, Fix
 from devlint.fixes import outer_span, replace_node, source_of
 from devlint.names import dotted_name, is_none

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devlint.analysis.torchnames import LOAD_FUNCTIONS, SAVE_FUNCTIONS
+from devlint.analysis.torchapi import LOAD_FUNCTIONS, SAVE_FUNCTIONS
 from devlint.names import dotted_name
 from devlint.tree import descendants
 from devlint.fixes import add_map_location

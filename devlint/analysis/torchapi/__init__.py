@@ -1,0 +1,157 @@
+"""What the device analysis knows about torch: generated data, and the few facts torch cannot tell.
+
+`generated.py` is read from torch itself (tools/gen_torch_api.py). The rest of
+this module holds documented PyTorch behaviours that introspection cannot
+see, each with the reason it holds; frameworks built on torch keep their
+conventions in `frameworks.py`. The analysis core asks the questions below
+and never lists torch names of its own.
+"""
+
+from __future__ import annotations
+
+from devlint.analysis.torchapi import generated as _data
+
+# -- device types ------------------------------------------------------------------------------
+# What a device string may name ("cuda:1" -> "cuda"). `meta` holds shapes only: no data to mix.
+ACCELERATOR_TYPES = frozenset({"cuda", "mps", "xpu", "hpu", "npu", "mtia", "xla", "privateuseone"})
+CPU_TYPES = frozenset({"cpu", "meta"})
+
+# Their truth says an accelerator is present: code under them may use one.
+AVAILABILITY_CALLS = _data.AVAILABILITY_CHECKS
+
+# -- creating tensors -------------------------------------------------------------------------
+FACTORIES: dict[str, str] = _data.FACTORIES
+FACTORIES_WITH_DEVICE = _data.FACTORIES_WITH_DEVICE
+LIKE_FACTORIES = _data.LIKE_FACTORIES
+CUDA_TENSOR_TYPES = _data.CUDA_TENSOR_TYPES
+# "If data is a tensor, the device of data is used" (torch.tensor, torch.as_tensor and
+# torch.asarray documentation): given a tensor, they follow it.
+INPUT_FOLLOWING = frozenset({"torch.tensor", "torch.as_tensor", "torch.asarray"})
+# Factories that build from data that may already be on the device (rather than from sizes).
+DATA_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.asarray", "torch.from_numpy", "torch.frombuffer"})
+
+
+def factory_placement(qualified: str) -> str | None:
+    """Where `qualified(...)` puts its tensor when not given `device=`: "default" or "cpu"."""
+    return FACTORIES.get(qualified)
+
+
+def takes_device(qualified: str) -> bool:
+    return qualified in FACTORIES_WITH_DEVICE
+
+
+# -- dtypes and what `.to()` can be told -------------------------------------------------------
+DTYPES = _data.DTYPES
+MEMORY_FORMATS = _data.MEMORY_FORMATS
+# torch.FloatTensor & co. as a `.type()` argument: CPU types.
+CPU_TENSOR_TYPES = frozenset(name for name, place in FACTORIES.items() if place == "cpu" and name.endswith("Tensor"))
+
+# -- tensors, by what they have -----------------------------------------------------------------
+TENSOR_VALUED_ATTRIBUTES = _data.TENSOR_VALUED_ATTRIBUTES  # x.T, x.data, x.grad: on x's device
+TENSOR_ATTRIBUTES = _data.TENSOR_ATTRIBUTES
+TENSOR_ONLY_MEMBERS = _data.TENSOR_ONLY_MEMBERS
+MODULE_ONLY_MEMBERS = _data.MODULE_ONLY_MEMBERS
+MODULE_MEMBERS = _data.MODULE_MEMBERS
+
+TENSOR, TENSORS, VALUE = "tensor", "tensors", "value"
+
+
+def _kinds(text: str | None) -> frozenset[str]:
+    return frozenset(text.split("|")) if text else frozenset()
+
+
+def method_results(method: str) -> frozenset[str]:
+    """What `tensor.<method>(...)` may return: {"tensor"}, {"tensors"}, {"value"}, several, or none known."""
+    return _kinds(_data.TENSOR_METHOD_RESULTS.get(method))
+
+
+def function_results(qualified: str) -> frozenset[str]:
+    """What `torch.<name>(...)` or `torch.nn.functional.<name>(...)` may return."""
+    return _kinds(_data.TORCH_FUNCTION_RESULTS.get(qualified) or _data.FUNCTIONAL_RESULTS.get(qualified))
+
+
+# Methods whose result is never a tensor (`item`, `tolist`, `size`, `dim`, `is_contiguous`).
+NON_TENSOR_METHODS = frozenset(m for m, kinds in _data.TENSOR_METHOD_RESULTS.items() if kinds == VALUE)
+# Methods that only read sizes: `x.size(0)`, `x.numel()`.
+SHAPE_ONLY_METHODS = frozenset({"size", "dim", "numel", "nelement", "ndimension"})
+
+# Tensor methods that legitimately take an argument on another device: copies between
+# devices (`copy_`, `set_`), 0-dim fill values (`fill_`), shape-only templates
+# (`expand_as`, `view_as`, `reshape_as`), conversions (`to`, `type_as`, `new_tensor`),
+# and advanced-index writes, whose CPU indices PyTorch moves (`index_put_`).
+CROSS_DEVICE_METHODS = frozenset(
+    {"copy_", "fill_", "set_", "expand_as", "view_as", "reshape_as", "type_as", "index_put_", "index_put", "to", "new_tensor"}
+)
+
+# Arguments that take part in device checks, by position or keyword; the others must (or
+# may) stay on the CPU: sequence lengths (pack_padded_sequence documents `lengths` "must be
+# on the CPU"), CTC targets and lengths.
+CPU_ARGUMENTS: dict[str, frozenset[int | str]] = {
+    "torch.nn.utils.rnn.pack_padded_sequence": frozenset({0, "input"}),
+    "torch.nn.functional.ctc_loss": frozenset({0, "log_probs"}),
+    "torch.ctc_loss": frozenset({0, "log_probs"}),
+}
+# `torch._shape_as_tensor(x)` is x's shape as a CPU tensor, used as sizes (ONNX export).
+SHAPE_TENSORS = frozenset({"torch.onnx.operators.shape_as_tensor", "torch._shape_as_tensor"})
+# Calls that return nothing a device can be read from.
+NO_TENSOR_CALLS = frozenset({"torch.load", "torch.save", "torch.manual_seed", "torch.is_tensor", "torch.numel", "torch.set_default_device"})
+
+# numpy entry points that convert a tensor (or a list of them) through __array__.
+NUMPY_CONVERTERS = frozenset(
+    f"numpy.{name}"
+    for name in (
+        "asarray", "array", "asanyarray", "ascontiguousarray", "sum", "mean", "std", "var", "max", "min",
+        "argmax", "argmin", "concatenate", "stack", "vstack", "hstack", "median", "percentile", "round",
+        "save", "savetxt", "unique", "where", "abs", "exp", "log", "sqrt", "clip", "cumsum", "prod",
+    )
+)  # fmt: skip
+
+# -- loading and saving --------------------------------------------------------------------------
+LOAD_FUNCTIONS = frozenset({"torch.load", "torch.serialization.load"})
+SAVE_FUNCTIONS = frozenset({"torch.save", "torch.serialization.save"})
+# They call torch.load on a downloaded file and take `map_location` the same way.
+DOWNLOAD_LOADS = frozenset({"torch.hub.load_state_dict_from_url", "torch.utils.model_zoo.load_url"})
+
+# -- CUDA runtime calls ----------------------------------------------------------------------------
+CUDA_RAISING_CALLS = _data.CUDA_RAISING_CALLS | _data.ACCELERATOR_RAISING_CALLS
+
+# -- modules ---------------------------------------------------------------------------------------
+NN_MODULES = _data.NN_MODULES
+NN_MODULES_WITH_DEVICE = _data.NN_MODULES_WITH_DEVICE
+PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+BUFFER_CLASSES = frozenset({"torch.nn.Buffer", "torch.nn.parameter.Buffer"})
+# What `self.x = ...` registers with the module: its device follows the module's.
+REGISTERED_STATE_CLASSES = PARAMETER_CLASSES | BUFFER_CLASSES | {"torch.nn.ParameterList", "torch.nn.ParameterDict"}
+MODULE_CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
+
+
+def owns_no_state_by_default(leaf: str) -> bool:
+    """A torch.nn class that has no parameter, buffer or submodule unless told (`nn.ReLU`, an unweighted loss)."""
+    return leaf in _data.NN_STATELESS_MODULES
+
+
+def state_arguments(leaf: str) -> dict[str, int]:
+    """Constructor arguments that give such a class state (`weight=` of a loss, `affine=True`),
+    with their positions."""
+    found: dict[str, int] = {}
+    for entry in filter(None, _data.NN_STATE_ARGUMENTS.get(leaf, "").split(",")):
+        name, _, position = entry.partition(":")
+        found[name] = int(position)
+    return found
+
+
+# Calls that return the module they are given, wrapped: it stays where it was.
+MODULE_WRAPPERS = frozenset(
+    {
+        "torch.compile",
+        "torch.jit.script",
+        "torch.jit.trace",
+        "torch.nn.parallel.DistributedDataParallel",
+        "torch.nn.DataParallel",
+        "torch.nn.parallel.DataParallel",
+        "torch.distributed.fsdp.FullyShardedDataParallel",
+        "torch.nn.SyncBatchNorm.convert_sync_batchnorm",
+    }
+)
+# They scatter their inputs onto the devices themselves.
+SCATTERING_WRAPPERS = frozenset({"DistributedDataParallel", "DataParallel", "FullyShardedDataParallel"})

@@ -2570,6 +2570,8 @@ FACTORIES = {
     'torch.bartlett_window': 'default',
     'torch.blackman_window': 'default',
     'torch.empty': 'default',
+    'torch.empty_permuted': 'default',
+    'torch.empty_strided': 'default',
     'torch.eye': 'default',
     'torch.from_numpy': 'cpu',
     'torch.frombuffer': 'cpu',
@@ -2582,6 +2584,7 @@ FACTORIES = {
     'torch.normal': 'cpu',
     'torch.ones': 'default',
     'torch.rand': 'default',
+    'torch.randint': 'default',
     'torch.randn': 'default',
     'torch.randperm': 'default',
     'torch.range': 'cpu',
@@ -2600,6 +2603,8 @@ FACTORIES_WITH_DEVICE = frozenset({
     'torch.bartlett_window',
     'torch.blackman_window',
     'torch.empty',
+    'torch.empty_permuted',
+    'torch.empty_strided',
     'torch.eye',
     'torch.full',
     'torch.hamming_window',
@@ -2610,6 +2615,7 @@ FACTORIES_WITH_DEVICE = frozenset({
     'torch.normal',
     'torch.ones',
     'torch.rand',
+    'torch.randint',
     'torch.randn',
     'torch.randperm',
     'torch.range',
@@ -3038,18 +3044,18 @@ NN_STATELESS_MODULES = frozenset({
     'ZeroPad3d',
 })
 
-# Constructor arguments that give a stateless module state when set (comma-separated).
+# Constructor arguments that give a stateless module state when set: name:position, comma-separated.
 NN_STATE_ARGUMENTS = {
-    'BCELoss': 'weight',
-    'BCEWithLogitsLoss': 'weight,pos_weight',
-    'CrossEntropyLoss': 'weight',
-    'InstanceNorm1d': 'affine,track_running_stats',
-    'InstanceNorm2d': 'affine,track_running_stats',
-    'InstanceNorm3d': 'affine,track_running_stats',
-    'MultiLabelSoftMarginLoss': 'weight',
-    'MultiMarginLoss': 'weight',
-    'NLLLoss': 'weight',
-    'NLLLoss2d': 'weight',
+    'BCELoss': 'weight:0',
+    'BCEWithLogitsLoss': 'weight:0,pos_weight:4',
+    'CrossEntropyLoss': 'weight:0',
+    'InstanceNorm1d': 'affine:3,track_running_stats:4',
+    'InstanceNorm2d': 'affine:3,track_running_stats:4',
+    'InstanceNorm3d': 'affine:3,track_running_stats:4',
+    'MultiLabelSoftMarginLoss': 'weight:0',
+    'MultiMarginLoss': 'weight:2',
+    'NLLLoss': 'weight:0',
+    'NLLLoss2d': 'weight:0',
 }
 
 # Legacy typed CUDA tensor constructors.

@@ -1,0 +1,54 @@
+"""A call's arguments as values, and the keywords the device analysis reads."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from devlint.analysis import facts as F
+from devlint.analysis.evaluation import Arguments, Evaluation
+from devlint.analysis.facts import Kind
+from devlint.names import is_none
+
+
+def arguments(run: Evaluation, node: cst.Call) -> Arguments:
+    out: Arguments = []
+    for arg in node.args:
+        value = run.eval(arg.value)
+        if arg.star:
+            value = value.elem if value.kind is Kind.SEQ and value.elem is not None else (value if value.batch else F.UNKNOWN)
+        out.append((arg.value, value))
+    return out
+
+
+def flat(args: Arguments) -> Arguments:
+    """Tensors inside list/tuple arguments count as operands (`torch.cat([x, h])`)."""
+    out: Arguments = []
+    for expr, value in args:
+        if value.kind is Kind.SEQ and (value.elem is not None or value.items is not None):
+            items = list(value.items) if value.items is not None else list(value.parts or (value.elem,))  # type: ignore[arg-type]
+            elements = getattr(expr, "elements", None)
+            if elements is not None and len(elements) == len(items):
+                out.extend((el.value, item) for el, item in zip(elements, items))
+            else:
+                out.extend((expr, item) for item in items)
+        else:
+            out.append((expr, value))
+    return out
+
+
+def keyword(node: cst.Call, name: str) -> cst.Arg | None:
+    for arg in node.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
+
+
+def device_keyword(node: cst.Call) -> cst.Arg | None:
+    """`device=X`; `device=None` asks for the default device, as leaving it out does."""
+    arg = keyword(node, "device")
+    return None if arg is not None and is_none(arg.value) else arg
+
+
+def keywords_unpacked(node: cst.Call) -> bool:
+    """`f(..., **options)`: any keyword, `device=` included, may be in there."""
+    return any(arg.star == "**" for arg in node.args)

@@ -1,0 +1,122 @@
+"""Facts about module classes read from their code once: state, buffers, construction-time methods.
+
+`model.to(device)` moves what a module owns; a module that owns nothing (an
+activation, an unweighted loss, a class of the file keeping only numbers)
+has no device of its own, and a module is built where its constructor runs
+until something moves it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import libcst as cst
+
+from devlint.analysis.guards import string_value
+from devlint.analysis.program import ClassInfo, FunctionInfo
+from devlint.analysis.shapes import number_parameter
+from devlint.analysis.torchapi import owns_no_state_by_default, state_arguments
+from devlint.names import dotted_name, is_none
+from devlint.tree import descendants
+
+# Calls that give a module state without a plain `self.x = ...`.
+_REGISTERING_CALLS = frozenset({"register_buffer", "register_parameter", "register_module", "add_module", "setattr", "__setattr__"})
+
+
+def nn_owns_no_state(leaf: str, call: cst.Call) -> bool:
+    """`torch.nn.<leaf>(...)` builds a module with no parameters and no buffers: an activation,
+    pooling, dropout; a loss unless given class weights; a norm unless `affine=True`."""
+    if not owns_no_state_by_default(leaf) or any(arg.star for arg in call.args):
+        return False
+    given = state_arguments(leaf)
+    positional = [arg for arg in call.args if arg.keyword is None]
+    for arg in call.args:
+        name = arg.keyword.value if arg.keyword is not None else None
+        if name is None:
+            index = positional.index(arg)
+            name = next((n for n, position in given.items() if position == index), None)
+        if name in given and not _off(arg.value):
+            return False
+    return True
+
+
+def _off(value: cst.BaseExpression) -> bool:
+    """`weight=None`, `affine=False`: the state is not asked for."""
+    return is_none(value) or isinstance(value, cst.Name) and value.value == "False"
+
+
+def owns_no_state(cls: ClassInfo, qualify: Callable[[cst.BaseExpression], str | None]) -> bool:
+    """A Module subclass of this file whose `__init__` keeps only numbers, strings and stateless layers.
+
+    Read from the code, once per class: no fact of another function's run is needed.
+    """
+    if cls.stateless is None:
+        cls.stateless = cls.bases == ["torch.nn.Module"] and _keeps_no_state(cls, qualify)
+    return cls.stateless
+
+
+def _keeps_no_state(cls: ClassInfo, qualify: Callable[[cst.BaseExpression], str | None]) -> bool:
+    init = cls.methods.get("__init__")
+    numbers = {p.name.value for p in init.params if number_parameter(p)} if init is not None else set()
+    for node in descendants(cls.node.body):
+        kind = type(node)
+        if kind is cst.Call and (dotted_name(node.func) or "").rsplit(".", 1)[-1] in _REGISTERING_CALLS:  # type: ignore[attr-defined]
+            return False
+        if init is not None and kind in (cst.Assign, cst.AnnAssign) and node.value is not None:  # type: ignore[attr-defined]
+            targets = [t.target for t in node.targets] if kind is cst.Assign else [node.target]  # type: ignore[attr-defined]
+            if any(type(t) is cst.Attribute and dotted_name(t.value) == init.self_param for t in targets):
+                if not _stateless_value(node.value, numbers, qualify):  # type: ignore[attr-defined]
+                    return False
+    return True
+
+
+def _stateless_value(value: cst.BaseExpression, numbers: set[str], qualify: Callable[[cst.BaseExpression], str | None]) -> bool:
+    """A literal, a number parameter, or a torch.nn layer that owns nothing."""
+    if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)) or is_none(value):
+        return True
+    if isinstance(value, cst.Name):
+        return value.value in numbers or value.value in ("True", "False")
+    if isinstance(value, cst.Call):
+        qualified = qualify(value.func) or ""
+        return qualified.startswith("torch.nn.") and nn_owns_no_state(qualified.rsplit(".", 1)[-1], value)
+    return False
+
+
+def buffers_of(cls: ClassInfo) -> frozenset[str]:
+    """Names the class registers with `self.register_buffer("name", ...)`."""
+    if cls.buffers is None:
+        names = set()
+        for node in descendants(cls.node.body):
+            if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "register_buffer" and node.args:  # type: ignore[attr-defined]
+                name = string_value(node.args[0].value)  # type: ignore[attr-defined]
+                if name is not None:
+                    names.add(name)
+        cls.buffers = frozenset(names)
+    return cls.buffers
+
+
+def building_methods(cls: ClassInfo) -> frozenset[str]:
+    """`__init__`, and the methods only `__init__` calls (kornia's `init_kron`): they run
+    before the module can be moved."""
+    if cls.building_methods is None:
+        cls.building_methods = called_by_init(cls) - _called_elsewhere(cls) | {"__init__"}
+    return cls.building_methods
+
+
+def called_by_init(cls: ClassInfo) -> frozenset[str]:
+    """`__init__` and the methods it calls on `self`."""
+    init = cls.methods.get("__init__")
+    return frozenset({"__init__", *(_self_calls(init) if init is not None else ())})
+
+
+def _called_elsewhere(cls: ClassInfo) -> frozenset[str]:
+    """Methods called on `self` by a method other than `__init__`."""
+    return frozenset(name for key, method in cls.methods.items() if key != "__init__" for name in _self_calls(method))
+
+
+def _self_calls(method: FunctionInfo) -> Iterator[str]:
+    if method.self_param is None:
+        return
+    for node in descendants(method.node.body):
+        if type(node) is cst.Call and type(node.func) is cst.Attribute and dotted_name(node.func.value) == method.self_param:  # type: ignore[attr-defined]
+            yield node.func.attr.value  # type: ignore[attr-defined]

@@ -1,0 +1,62 @@
+"""Where an operation's result lives, given its operands; and when the operands conflict.
+
+PyTorch runs an operation on the device of its tensor operands and refuses
+operands on two devices ("Expected all tensors to be on the same device"),
+except Python numbers and 0-dim CPU tensors, which mix with anything.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from devlint.analysis import facts as F
+from devlint.analysis.evaluation import Arguments, Evaluation
+from devlint.analysis.events import Operand
+from devlint.analysis.facts import CPU, MODULE_DEVICE, Kind, PlaceKind, Value
+
+
+def placed(value: Value) -> bool:
+    """A tensor (or maybe one) on a known device. Modules handed to a function as
+    arguments are not operands (`register_parametrization(self.linear, "weight", L2Norm())`);
+    a called module is checked as the call's own `module`."""
+    return value.kind in (Kind.TENSOR, Kind.UNKNOWN) and value.place.known
+
+
+def combine(run: Evaluation, node: cst.CSTNode, operands: Arguments, module: Operand | None = None) -> Value:
+    """The place of an operation's result; records a conflict when the CPU meets a device."""
+    tensors = [Operand(expr, value) for expr, value in operands if placed(value)]
+    if module is not None and module.value.place.known:
+        tensors.insert(0, module)
+    cpu = [op for op in tensors if op.value.place == CPU and not op.value.scalar and not op.value.weak]
+    device = [op for op in tensors if op.value.place.on_accelerator and not op.value.weak and op.value.place not in run.cpu_places]
+    if cpu and device:
+        if run.constructing and all(op.value.place == MODULE_DEVICE for op in device):
+            # A module's own state sits where `__init__` built it until someone moves the
+            # module: a dummy pass (`self.conv(torch.zeros(1, 3, 32, 32))`) runs on the CPU.
+            return F.UNKNOWN
+        batch = [op for op in cpu if op.value.batch is not None]
+        run.conflict(node, (batch or cpu)[0], device[0])
+        return F.UNKNOWN
+    places = [op.value for op in tensors if not op.value.scalar] or [op.value for op in tensors]
+    if not places:
+        follows = [v for _, v in operands if v.place.kind is PlaceKind.FOLLOWS]
+        if follows and all(v.kind in (Kind.UNKNOWN, Kind.SCALAR, Kind.TENSOR) for _, v in operands):
+            kind = Kind.TENSOR if any(v.kind is Kind.TENSOR for v in follows) else Kind.UNKNOWN
+            return Value(kind, follows[0].place)
+        if any(v.kind is Kind.TENSOR for _, v in operands):
+            return Value(Kind.TENSOR)
+        if operands and all(v.kind is Kind.SCALAR for _, v in operands):
+            return F.SCALAR
+        return F.UNKNOWN
+    result = places[0]
+    for value in places[1:]:
+        result = F.join(result, value)
+    strong = [v for v in places if not v.weak]
+    return Value(
+        Kind.TENSOR,
+        result.place,
+        result.origin,
+        weak=not strong,
+        scalar=all(v.scalar for v in places),
+        in_module=result.in_module,
+    )

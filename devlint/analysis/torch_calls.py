@@ -1,0 +1,347 @@
+"""The meaning of torch calls for device facts: factories, module construction, moves,
+tensor and module methods, and numpy conversions. The torch names come from torchapi."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import libcst as cst
+
+from devlint.analysis import facts as F
+from devlint.analysis.call_arguments import arguments, device_keyword, flat, keyword, keywords_unpacked
+from devlint.analysis.class_facts import nn_owns_no_state
+from devlint.analysis.evaluation import Arguments, Evaluation
+from devlint.analysis.events import NumpyOnDevice, Operand
+from devlint.analysis.expressions import batch_value
+from devlint.analysis.facts import CPU, Kind, Place, PlaceKind, Value
+from devlint.analysis.guards import device_type_of_string, string_value
+from devlint.analysis.naming import is_device_name
+from devlint.analysis.opaque import escape, forget_modules
+from devlint.analysis.placement import combine
+from devlint.analysis.torchapi import (
+    CPU_ARGUMENTS,
+    CROSS_DEVICE_METHODS,
+    DTYPES,
+    INPUT_FOLLOWING,
+    LIKE_FACTORIES,
+    MEMORY_FORMATS,
+    MODULE_CONTAINERS,
+    MODULE_WRAPPERS,
+    NO_TENSOR_CALLS,
+    NON_TENSOR_METHODS,
+    NUMPY_CONVERTERS,
+    PARAMETER_CLASSES,
+    SCATTERING_WRAPPERS,
+    SHAPE_ONLY_METHODS,
+    SHAPE_TENSORS,
+    factory_placement,
+    owns_no_state_by_default,
+)
+from devlint.analysis.torchapi.frameworks import LOADER_CLASSES, MOVE_HELPERS
+from devlint.names import dotted_name
+
+# Imported functions that only read a module they are given: it stays where it was.
+_READ_ONLY_MODULES = ("logging.", "pprint.", "json.", "pickle.", "warnings.")
+_READ_ONLY_CALLS = frozenset({"copy.copy", "copy.deepcopy", "builtins.print", "builtins.repr", "builtins.str"})
+_TQDM = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm"})
+# Places torch.* calls outside these namespaces take no part in.
+_NOT_TENSOR_NAMESPACES = ("torch.cuda.", "torch.backends.", "torch.distributed.", "torch.utils.")
+# Module methods that return the module itself.
+_MODULE_RETURNING = frozenset({"train", "eval", "float", "double", "half", "bfloat16", "requires_grad_", "zero_grad", "apply", "share_memory"})
+_MOVES = frozenset({"to", "cuda", "cpu", "type_as", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"})
+
+
+def call_qualified(run: Evaluation, node: cst.Call, qualified: str) -> Value:
+    """A call of an imported name: torch's, a framework's, or one the analysis cannot see."""
+    settings = run.solver.settings
+    if qualified == "torch.device":
+        return _device(run, node)
+    if qualified in MODULE_WRAPPERS:
+        args = arguments(run, node)
+        if not args:
+            return F.UNKNOWN
+        leaf = qualified.rsplit(".", 1)[-1]
+        return replace(args[0][1], cls=leaf) if leaf in SCATTERING_WRAPPERS else args[0][1]
+    if qualified in LOADER_CLASSES or qualified.rsplit(".", 1)[-1] in settings.loaders:
+        arguments(run, node)
+        return Value(Kind.LOADER, elem=batch_value(run, run.source(node.func), node))
+    if factory_placement(qualified) is not None:
+        return factory(run, node, qualified)
+    if qualified in LIKE_FACTORIES:
+        args = arguments(run, node)
+        device = device_keyword(node)  # `device=None`: the input's device
+        if device is not None:
+            return Value(Kind.TENSOR, device_place(run, device.value), run.origin(node, f"created by `{qualified}`"))
+        if keywords_unpacked(node):
+            return Value(Kind.TENSOR)
+        return args[0][1].at(args[0][1].place, kind=Kind.TENSOR, batch=None) if args else F.UNKNOWN
+    if qualified in NUMPY_CONVERTERS:
+        args = arguments(run, node)
+        numpy_check(run, node, args[:1], qualified.replace("numpy.", "np."))
+        return F.SCALAR
+    if qualified in PARAMETER_CLASSES:
+        args = arguments(run, node)
+        return args[0][1].at(args[0][1].place, kind=Kind.TENSOR) if args else F.UNKNOWN
+    if qualified.startswith("torch.nn.") and not qualified.startswith("torch.nn.functional.") and qualified.rsplit(".", 1)[-1][:1].isupper():
+        return construct_module(run, node, qualified)
+    if qualified in _TQDM:
+        args = arguments(run, node)
+        return args[0][1] if args else F.UNKNOWN
+    if qualified.startswith("torch.") and not qualified.startswith(_NOT_TENSOR_NAMESPACES):
+        return _torch_function(run, node, qualified)
+    if qualified in MOVE_HELPERS or qualified.rsplit(".", 1)[-1] in settings.move_helpers:
+        return move_helper(run, node)
+    args = arguments(run, node)
+    if not qualified.startswith(_READ_ONLY_MODULES) and qualified not in _READ_ONLY_CALLS:
+        forget_modules(run, args)
+    if any(v.kind is Kind.LOADER for _, v in args) and any(_is_device_argument(run, expr, v) for expr, v in args):
+        # `pl.MpDeviceLoader(loader, device)`, a `DeviceDataLoader(dl, device)`: yields moved batches.
+        return Value(Kind.SEQ, elem=F.UNKNOWN)
+    return F.UNKNOWN
+
+
+def _device(run: Evaluation, node: cst.Call) -> Value:
+    """`torch.device(...)`: a device value, "the device" unless its argument names one."""
+    args = arguments(run, node)
+    if not args:
+        return F.UNKNOWN
+    first = args[0][1]
+    if len(args) >= 2 and first.kind is Kind.DEVICE:
+        return Value(Kind.DEVICE, first.place if first.place.kind is PlaceKind.ACCEL else Place(PlaceKind.DEVICE))
+    if first.kind is Kind.DEVICE:
+        return first
+    literal = string_value(args[0][0]) if isinstance(args[0][0], cst.BaseExpression) else None
+    if literal is not None and device_type_of_string(literal) == "meta":
+        # Shapes only: `with torch.device("meta"): model = Net()`, then loaded in place.
+        return Value(Kind.DEVICE, F.UNKNOWN_PLACE)
+    text = run.source(args[0][0])
+    return Value(Kind.DEVICE, Place(PlaceKind.DEVICE, "" if "if" in text else text))
+
+
+def _torch_function(run: Evaluation, node: cst.Call, qualified: str) -> Value:
+    args = arguments(run, node)
+    if qualified in NO_TENSOR_CALLS:
+        return F.UNKNOWN
+    if qualified.startswith("torch.nn.modules.utils."):
+        return F.SCALAR  # `_pair(kernel_size)`: a tuple of ints
+    if qualified in SHAPE_TENSORS:
+        return Value(Kind.TENSOR, CPU, scalar=True)  # a shape, always on the CPU, used as sizes
+    if qualified in CPU_ARGUMENTS:
+        # Arguments PyTorch wants on the CPU whatever the device (RNN lengths, CTC targets).
+        keep = CPU_ARGUMENTS[qualified]
+        args = [(expr, value) for index, ((expr, value), arg) in enumerate(zip(args, node.args)) if (arg.keyword.value if arg.keyword else index) in keep]
+    result = combine(run, node, flat(args))
+    if result.kind is Kind.UNKNOWN and result.place.kind is PlaceKind.FOLLOWS:
+        return replace(result, kind=Kind.TENSOR)
+    return result
+
+
+def may_pass_device(run: Evaluation, node: cst.Call, args: Arguments) -> bool:
+    """A constructor given a device (`Net(cfg, device)`, `dev=...`) or keywords we cannot see (`**cfg`)."""
+    if keywords_unpacked(node) or any(value.kind is Kind.DEVICE for _, value in args):
+        return True
+    settings = run.solver.settings
+    return any(arg.keyword is not None and is_device_name(arg.keyword.value, settings) and not _none(arg.value) for arg in node.args)
+
+
+def _none(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"
+
+
+def _is_device_argument(run: Evaluation, expr: cst.CSTNode, value: Value) -> bool:
+    name = dotted_name(expr) if isinstance(expr, cst.BaseExpression) else None
+    return value.kind is Kind.DEVICE or name is not None and is_device_name(name.rsplit(".", 1)[-1], run.solver.settings)
+
+
+def device_place(run: Evaluation, expr: cst.BaseExpression) -> Place:
+    """The device an expression passed as `device=` (or to `.to()`) names."""
+    value = run.eval(expr)
+    if value.kind is Kind.DEVICE:
+        return value.place
+    if value.kind is Kind.TENSOR and value.place.known:
+        return value.place
+    text = dotted_name(expr)
+    if text is not None and is_device_name(text.rsplit(".", 1)[-1], run.solver.settings):
+        return Place(PlaceKind.DEVICE, text)
+    return F.UNKNOWN_PLACE
+
+
+def move_helper(run: Evaluation, node: cst.Call) -> Value:
+    """A configured (or framework) helper that moves its argument to the device it is given."""
+    args = arguments(run, node)
+    device_args = [value for _, value in args if value.kind is Kind.DEVICE]
+    if device_args:
+        return Value(Kind.UNKNOWN, device_args[0].place, run.origin(node, "moved"))
+    return F.UNKNOWN
+
+
+def factory(run: Evaluation, node: cst.Call, qualified: str) -> Value:
+    args = arguments(run, node)
+    device = device_keyword(node)
+    if device is not None:
+        return Value(Kind.TENSOR, device_place(run, device.value), run.origin(node, f"created by `{qualified}`"))
+    if keywords_unpacked(node):
+        return Value(Kind.TENSOR)
+    if qualified in INPUT_FOLLOWING:
+        tensors = [v for _, v in args if v.kind is Kind.TENSOR]
+        if tensors:
+            return tensors[0].at(tensors[0].place)
+    if run.default_place != CPU and factory_placement(qualified) == "default":
+        return Value(Kind.TENSOR, run.default_place, run.origin(node, f"created by `{qualified}`"))
+    scalar = qualified in ("torch.tensor", "torch.as_tensor") and bool(args) and args[0][1].kind is Kind.SCALAR
+    in_module = run.cls.name if run.in_module_method and run.cls is not None else ""
+    return Value(
+        Kind.TENSOR,
+        CPU,
+        run.origin(node, f"created by `{qualified}` without `device=`", factory=True),
+        scalar=scalar,
+        in_module=in_module,
+    )
+
+
+def construct_module(run: Evaluation, node: cst.Call, qualified: str) -> Value:
+    args = arguments(run, node)
+    leaf = qualified.rsplit(".", 1)[-1]
+    wrapped = [value for _, value in args if value.kind is Kind.MODULE]
+    if leaf in MODULE_CONTAINERS:
+        children = [(value.elem or F.UNKNOWN) if value.kind is Kind.SEQ else value for _, value in args]  # `*layers` comes as its elements
+        if children and all(child.stateless for child in children):
+            return Value(Kind.MODULE, F.NOWHERE, cls=leaf, stateless=True)
+        if not all(child.stateless or child.kind is Kind.MODULE and child.place == CPU for child in children):
+            return Value(Kind.MODULE, cls=leaf)  # `nn.Sequential(*layers)`: where its layers are
+    elif wrapped:
+        # DistributedDataParallel(model), DataParallel(model): where the wrapped model is.
+        return replace(wrapped[0], cls=leaf)
+    tensors = [value for _, value in args if value.kind is Kind.TENSOR and value.place.known]
+    if tensors:
+        # A loss built with a CPU class-weight tensor keeps it on the CPU.
+        place = tensors[0].place
+        expr = next(expr for expr, value in args if value is tensors[0])
+        text = " ".join(run.source(expr).split())
+        return Value(Kind.MODULE, place, run.origin(node, f"built with the tensor `{text}`"), cls=leaf)
+    if owns_no_state_by_default(leaf):
+        # An unweighted loss or an activation has nothing to move: it stays placeless
+        # through `.to()` and registration. A loss with weights of unknown place is only unknown.
+        if nn_owns_no_state(leaf, node):
+            return Value(Kind.MODULE, F.NOWHERE, cls=leaf, stateless=True)  # joins as the identity: `[Linear, ReLU]`
+        return Value(Kind.MODULE, cls=leaf)
+    # `nn.Linear(3, 4, device=device)`: the factory keywords every built-in layer takes.
+    device = device_keyword(node)
+    if device is not None:
+        return Value(Kind.MODULE, device_place(run, device.value), run.origin(node, f"built by `{leaf}(...)`"), cls=leaf)
+    if may_pass_device(run, node, args):
+        return Value(Kind.MODULE, cls=leaf)
+    if run.default_place != CPU:  # `with torch.device("cuda"):` builds its parameters there
+        return Value(Kind.MODULE, run.default_place, run.origin(node, f"built by `{leaf}(...)`"), cls=leaf)
+    return Value(Kind.MODULE, CPU, run.origin(node, f"built by `{leaf}(...)` on the CPU"), cls=leaf)
+
+
+# -- methods ----------------------------------------------------------------------------------------
+def call_on(run: Evaluation, node: cst.Call, func: cst.Attribute, receiver: Value) -> Value:
+    """`receiver.method(...)` where the receiver is a tensor, a module, a batch, a sequence, or unknown."""
+    method = func.attr.value
+    if method in _MOVES:
+        return move(run, node, method, receiver)
+    args = arguments(run, node)
+    if method == "numpy":
+        numpy_check(run, node, [(func.value, receiver)], ".numpy()")
+        return F.SCALAR
+    if receiver.kind is Kind.SEQ:
+        if method == "items":
+            return Value(Kind.SEQ, elem=F.tuple_of([F.UNKNOWN, receiver.elem or F.UNKNOWN]))
+        if method in ("values", "pop", "get"):
+            return receiver.elem or F.UNKNOWN
+        return receiver if method == "copy" else F.UNKNOWN
+    if receiver.batch is not None:
+        if method in NON_TENSOR_METHODS or method == "keys":
+            return F.SCALAR
+        if method == "items":
+            return Value(Kind.SEQ, elem=F.tuple_of([F.UNKNOWN, replace(receiver, part=True)]))
+        if method in ("values", "get", "pop"):
+            return replace(receiver, part=True)
+        return receiver if method not in SHAPE_ONLY_METHODS else F.SCALAR
+    if receiver.kind is Kind.MODULE:
+        if method in _MODULE_RETURNING:
+            return receiver
+        if method in ("parameters", "buffers"):
+            return Value(Kind.SEQ, elem=Value(Kind.TENSOR, receiver.place, receiver.origin))
+        return F.UNKNOWN
+    if receiver.kind is Kind.TENSOR or receiver.kind is Kind.UNKNOWN and receiver.place.kind is PlaceKind.FOLLOWS and method not in NON_TENSOR_METHODS:
+        if method in NON_TENSOR_METHODS or method in SHAPE_ONLY_METHODS:
+            return F.SCALAR
+        if method in CROSS_DEVICE_METHODS:
+            return receiver.at(receiver.place, kind=Kind.TENSOR, scalar=False)
+        result = combine(run, node, [(func.value, receiver), *flat(args)])
+        if result.kind is Kind.TENSOR and result.place == receiver.place:
+            return replace(result, origin=receiver.origin, in_module=receiver.in_module, scalar=receiver.scalar and result.scalar)
+        return result
+    if method in ("item", "tolist", "size", "dim", "numel"):
+        # `x.size()` and `x.tolist()` are sequences (`torch.tensor(x.size())` is 1-D).
+        return Value(Kind.SEQ, elem=F.SCALAR) if method in ("size", "tolist") and not node.args else F.SCALAR
+    if receiver.kind is Kind.LOADER:
+        return F.UNKNOWN
+    if receiver.kind is Kind.UNKNOWN and receiver.place.known and method not in NON_TENSOR_METHODS:
+        return receiver.at(receiver.place, weak=True)
+    escape(run, node, args)
+    return F.UNKNOWN
+
+
+def move(run: Evaluation, node: cst.Call, method: str, receiver: Value) -> Value:
+    args = arguments(run, node)
+    if receiver.stateless:
+        return receiver  # `nn.CrossEntropyLoss().to(device)`: nothing moved, nowhere to be
+    if method == "cpu":
+        place, what = CPU, "moved to the CPU by `.cpu()`"
+    elif method == "cuda":
+        place, what = Place(PlaceKind.ACCEL, "cuda"), "moved by `.cuda()`"
+    elif method == "type_as":
+        place, what = (args[0][1].place if args else F.UNKNOWN_PLACE), "placed by `.type_as()`"
+    elif method.startswith("new_"):
+        device = keyword(node, "device")
+        place = device_place(run, device.value) if device is not None else receiver.place
+        return Value(Kind.TENSOR, place, run.origin(node, f"created by `.{method}()`"), in_module=receiver.in_module)
+    else:
+        place, what = _to_target(run, node, args, receiver), "moved by `.to()`"
+        if place == receiver.place and receiver.origin is not None:
+            return receiver
+    kind = receiver.kind if receiver.kind in (Kind.TENSOR, Kind.MODULE, Kind.INSTANCE) else (Kind.TENSOR if receiver.batch is not None else Kind.UNKNOWN)
+    classes = run.solver.program.classes
+    if receiver.kind is Kind.INSTANCE and receiver.cls in classes and classes[receiver.cls].is_module:
+        kind = Kind.MODULE
+    return Value(kind, place, run.origin(node, what), cls=receiver.cls, elem=receiver.elem if receiver.kind is Kind.SEQ else None)
+
+
+def _to_target(run: Evaluation, node: cst.Call, args: Arguments, receiver: Value) -> Place:
+    device = keyword(node, "device")
+    if device is not None:
+        return device_place(run, device.value)
+    positional = [(expr, value) for (expr, value), arg in zip(args, node.args) if arg.keyword is None]
+    if not positional:
+        return receiver.place  # .to(dtype=...), .to(memory_format=...)
+    expr, value = positional[0]
+    if value.kind in (Kind.DEVICE, Kind.TENSOR):
+        return value.place
+    if isinstance(expr, (cst.Name, cst.Attribute)) and run.qualify(expr) in DTYPES | MEMORY_FORMATS:
+        return receiver.place
+    text = dotted_name(expr) if isinstance(expr, cst.BaseExpression) else None
+    if text is not None and is_device_name(text.rsplit(".", 1)[-1], run.solver.settings):
+        return Place(PlaceKind.DEVICE, text)
+    return F.UNKNOWN_PLACE
+
+
+def numpy_check(run: Evaluation, node: cst.Call, args: Arguments, via: str) -> None:
+    """A tensor that may be on an accelerator handed to numpy."""
+    for expr, value in args:
+        candidate = value
+        collection = value.kind is Kind.SEQ and value.elem is not None
+        if collection:
+            candidate = value.elem  # type: ignore[assignment]
+        if candidate.kind in (Kind.TENSOR, Kind.UNKNOWN) and candidate.place.on_accelerator and candidate.place not in run.cpu_places:
+            if candidate.kind is Kind.UNKNOWN and candidate.origin is None and not candidate.weak:
+                continue
+            if candidate.kind is Kind.UNKNOWN and candidate.weak and via != ".numpy()":
+                # Only a tensor has `.numpy()`; what an opaque object's method returns to
+                # `np.asarray` may already be an array (kornia's `Image.to_numpy()`).
+                continue
+            seen = replace(candidate, kind=Kind.SEQ) if collection else candidate
+            run.solver.record(run.key, node, NumpyOnDevice(node, Operand(expr, seen), via))  # type: ignore[arg-type]

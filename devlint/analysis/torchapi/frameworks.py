@@ -1,0 +1,58 @@
+"""Conventions of the libraries built on torch, as data: what they move, what they are.
+
+Each entry states a documented behaviour of the library; the analysis reads
+them as it reads torch's own facts.
+"""
+
+from __future__ import annotations
+
+# Base classes that make a class an nn.Module.
+MODULE_BASES = frozenset(
+    {
+        "torch.nn.Module",
+        "torch.nn.modules.module.Module",
+        "pytorch_lightning.LightningModule",
+        "pytorch_lightning.core.LightningModule",
+        "lightning.LightningModule",
+        "lightning.pytorch.LightningModule",
+        "transformers.PreTrainedModel",
+        "transformers.modeling_utils.PreTrainedModel",
+    }
+)
+# Lightning moves the batch its hooks receive, and `example_input_array`, to the module's
+# device itself (LightningModule.transfer_batch_to_device, and the model summary).
+LIGHTNING_BASE_WORD = "LightningModule"
+LIGHTNING_MOVED_ATTRIBUTES = frozenset({"example_input_array"})
+
+DATASET_BASES = frozenset({"torch.utils.data.Dataset", "torch.utils.data.dataset.Dataset", "torch.utils.data.IterableDataset"})
+
+# Loaders: iterating them yields CPU batches.
+LOADER_CLASSES = frozenset(
+    {
+        "torch.utils.data.DataLoader",
+        "torch.utils.data.dataloader.DataLoader",
+        "torch_geometric.loader.DataLoader",
+        "torch_geometric.data.DataLoader",
+    }
+)
+
+# Libraries whose batches are structures with a `.to()` that moves them in place and returns
+# them (transformers' BatchEncoding, PyG's Batch and Data).
+IN_PLACE_BATCH_LIBRARIES = ("torch_geometric", "transformers")
+
+# `accelerator.prepare(model, optimizer, loader)` places the model and yields batches on the
+# device (accelerate's documented contract); the HF `Trainer` moves inputs itself.
+PREPARING_METHODS = frozenset({"prepare"})
+
+# Helpers that move what they are given to the device they are given (accelerate's
+# `send_to_device`, Lightning's `move_data_to_device`).
+MOVE_HELPERS = frozenset(
+    {
+        "accelerate.utils.send_to_device",
+        "accelerate.utils.operations.send_to_device",
+        "lightning.fabric.utilities.apply_func.move_data_to_device",
+        "lightning.pytorch.utilities.move_data_to_device",
+        "pytorch_lightning.utilities.move_data_to_device",
+        "pytorch_lightning.utilities.apply_func.move_data_to_device",
+    }
+)
