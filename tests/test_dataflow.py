@@ -166,7 +166,7 @@ FLOWS = {
         b = torch.zeros(3)
         c = a + b
         """,
-        [("DL301", 6, 5)],
+        [("DL303", 5, 5)],
     ),
     "attribute-device-variable": (
         """
@@ -181,7 +181,7 @@ FLOWS = {
             a = torch.zeros(3).to(args.device)
             return a + torch.ones(3)
         """,
-        [("DL301", 10, 12)],
+        [("DL303", 10, 16)],
     ),
     "to-a-string": (
         """
@@ -190,7 +190,7 @@ FLOWS = {
         a = torch.zeros(3).to("mps")
         c = a * torch.ones(3)
         """,
-        [("DL301", 4, 5)],
+        [("DL303", 4, 9)],
     ),
     "to-another-tensor": (
         """
@@ -202,7 +202,7 @@ FLOWS = {
             a = torch.ones(3).to(ref)
             return a * torch.ones(3)
         """,
-        [("DL301", 7, 12)],
+        [("DL303", 7, 16)],
     ),
     "type-as-another-tensor": (
         """
@@ -214,7 +214,7 @@ FLOWS = {
             a = torch.ones(3).type_as(ref)
             return a * torch.ones(3)
         """,
-        [("DL301", 7, 12)],
+        [("DL303", 7, 16)],
     ),
     "like-follows-its-argument": (
         """
@@ -225,7 +225,7 @@ FLOWS = {
             a = torch.zeros_like(torch.zeros(3, device=device))
             return a * torch.ones(3)
         """,
-        [("DL301", 6, 12)],
+        [("DL303", 6, 16)],
     ),
     "new-follows-its-receiver": (
         """
@@ -236,7 +236,7 @@ FLOWS = {
             a = torch.zeros(3, device=device).new_ones(3)
             return a * torch.ones(3)
         """,
-        [("DL301", 6, 12)],
+        [("DL303", 6, 16)],
     ),
     "arithmetic-keeps-the-place": (
         """
@@ -249,7 +249,7 @@ FLOWS = {
             c = torch.relu(b)
             return c - torch.ones(3)
         """,
-        [("DL301", 8, 12)],
+        [("DL303", 8, 16)],
     ),
     "cpu-then-back-to-the-device": (
         """
@@ -272,7 +272,7 @@ FLOWS = {
         net.cuda()
         y = net(torch.zeros(3))
         """,
-        [("DL301", 5, 5)],
+        [("DL303", 5, 9)],
     ),
     "branches-that-disagree-are-silent": (
         """
@@ -300,7 +300,7 @@ FLOWS = {
                 a = torch.ones(3, device=device)
             return a + torch.ones(3)
         """,
-        [("DL301", 9, 12)],
+        [("DL303", 9, 16)],
     ),
     "dict-comprehension-values": (
         """
@@ -311,7 +311,7 @@ FLOWS = {
             moved = {k: torch.zeros(2, device=device) for k in batch}
             return moved["a"] + torch.ones(2)
         """,
-        [("DL301", 6, 12)],
+        [("DL303", 6, 25)],
     ),
     "set-default-device-changes-factories": (
         """
@@ -335,7 +335,7 @@ FLOWS = {
                 b = torch.zeros(3)
             return a + b, a + torch.zeros(3)
         """,
-        [("DL301", 8, 19)],
+        [("DL303", 8, 23)],
     ),
     "configured-device-variable": (
         """
@@ -358,7 +358,7 @@ def test_facts_flow(source: str, expected: list[tuple[str, int, int]]) -> None:
 
 def test_a_configured_device_variable_name() -> None:
     source = FLOWS["configured-device-variable"][0]
-    assert findings(source, Settings(device_variables=("accel",))) == [("DL301", 6, 12)]
+    assert findings(source, Settings(device_variables=("accel",))) == [("DL303", 6, 16)]
 
 
 def test_a_configured_move_helper_places_its_result_on_the_device_it_is_given() -> None:
@@ -372,7 +372,7 @@ def test_a_configured_move_helper_places_its_result_on_the_device_it_is_given() 
         return x * torch.ones(3)
     """
     assert findings(source) == []
-    assert findings(source, Settings(move_helpers=("ship",))) == [("DL301", 7, 12)]
+    assert findings(source, Settings(move_helpers=("ship",))) == [("DL303", 7, 16)]
 
 
 def test_unusual_syntax_never_crashes_the_analysis() -> None:
@@ -500,4 +500,4 @@ def test_a_call_chain_four_deep_settles_within_the_rounds() -> None:
         y = torch.zeros(3)
         return x + y
     """
-    assert findings(source) == [("DL301", 18, 12)]
+    assert findings(source) == [("DL303", 17, 9)]

@@ -31,7 +31,7 @@ def test_an_rnn_hidden_state_is_reported_at_the_factory() -> None:
     assert findings(GRU_HIDDEN) == [("DL303", 12, 14)]
     assert messages(GRU_HIDDEN) == [
         "`torch.zeros(1, x.size(0), self.hidden)` creates a CPU tensor (no `device=`) that meets `self.rnn` on "
-        "the model's device at line 13: create it with `device=x.device`"
+        "the module's device at line 13: create it with `device=x.device`"
     ]
 
 
@@ -72,7 +72,7 @@ def test_noise_added_to_the_input_is_reported_once() -> None:
             return self.fc(a + b)
     """
     assert findings(source) == [("DL303", 11, 15)]
-    assert messages(source)[0].endswith("meets `x` on the model's device at line 12: create it with `device=x.device`")
+    assert messages(source)[0].endswith("meets `x` on the device of the module's inputs at line 12: create it with `device=x.device`")
 
 
 def test_a_factory_meeting_a_submodule_output() -> None:
@@ -188,7 +188,7 @@ def test_the_same_factory_outside_a_module_is_dl301() -> None:
         zeros = torch.zeros(3)
         return x + zeros
     """
-    assert findings(source) == [("DL301", 7, 12)]
+    assert findings(source) == [("DL303", 6, 13)]
 
 
 def test_a_factory_combined_with_a_parameter() -> None:
@@ -263,7 +263,7 @@ def test_a_buffer_replaced_by_a_cpu_tensor_after_construction() -> None:
     """
     assert messages(source) == [
         "`torch.ones(16000, self.hidden_size)` creates a CPU tensor (no `device=`) that meets `self.drop_masks` on "
-        "the model's device at line 21: create it on the inputs' device (`device=x.device` for an input `x`)"
+        "the module's device at line 21: create it on the device of the tensors it meets (`device=x.device` for a tensor `x`)"
     ]
 
 

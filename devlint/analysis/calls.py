@@ -130,11 +130,22 @@ def _note_args(run: Evaluation, target: FunctionInfo, node: cst.Call, args: Argu
     positional = [value for (_, value), arg in zip(args, node.args) if arg.keyword is None and not arg.star]
     for param, value in zip(params, positional):
         facts[param.name.value] = value
+    star, kwargs = target.star_params
+    named = {p.name.value for p in params}
+    extra = positional[len(params):]
     for (_, value), arg in zip(args, node.args):
         if arg.keyword is not None:
-            facts[arg.keyword.value] = value
+            if arg.keyword.value in named or kwargs is None:
+                facts[arg.keyword.value] = value
+            else:
+                facts[kwargs] = F.join(facts[kwargs], value) if kwargs in facts else value
+    if star is not None and extra:
+        joined = extra[0]
+        for value in extra[1:]:
+            joined = F.join(joined, value)
+        facts[star] = joined
     if any(arg.star for arg in node.args):
-        facts = {name: F.UNKNOWN for name in (p.name.value for p in params)}
+        facts = {name: F.UNKNOWN for name in (*named, *(n for n in target.star_params if n is not None))}
     for param in params:
         facts.setdefault(param.name.value, _default_value(run, param))
     run.solver.note_call(target.key, facts)

@@ -36,6 +36,8 @@ class Place:
             return "the CPU"
         if self.kind is PlaceKind.ACCEL:
             return f"`{self.name}`" if self.name else "an accelerator"
+        if self.kind is PlaceKind.FOLLOWS:
+            return f"`{self.name}`'s device, which the caller chooses"
         if self.kind is PlaceKind.DEVICE:
             return f"`{self.name}`" if self.name and not self.name.startswith("<") else (self.name.strip("<>") or "the device")
         return "an unknown device"

@@ -30,6 +30,7 @@ from devlint.analysis.shapes import holds_nothing, number_parameter, size_source
 from devlint.analysis.torch_calls import device_place
 from devlint.analysis.torchapi import DATA_FACTORIES, REGISTERED_STATE_CLASSES, TENSOR_ATTRIBUTES
 from devlint.analysis.torchapi.frameworks import IN_PLACE_BATCH_LIBRARIES
+from devlint.analysis.usage import tensor_parameters
 from devlint.names import dotted_name, is_none
 from devlint.tree import child_nodes, descendants
 
@@ -92,7 +93,7 @@ class FunctionRun:
         func = self.func
         assert func is not None
         # A function without parameters reads nothing from its callers.
-        facts = self.solver.read("param_facts", func.key, {}) if func.params else {}
+        facts = self.solver.read("param_facts", func.key, {}) if func.params or any(func.star_params) else {}
         called = "<calls>" in facts
         for index, param in enumerate(func.params):
             name = param.name.value
@@ -108,13 +109,27 @@ class FunctionRun:
                 # A caller that runs the model on the CPU hands it a CPU mask too: beside
                 # inputs taken to be on the module's device, that would be a mix of our making.
                 fact = None
-            if fact is not None and (fact.kind is not Kind.UNKNOWN or default.kind is Kind.UNKNOWN):
+            if fact is not None and default.kind is Kind.TENSOR and default.place.kind is PlaceKind.FOLLOWS:
+                # The callers of the file say where it lives; the body says it is a tensor.
+                self.env[name] = replace(fact, kind=Kind.TENSOR) if fact.kind is Kind.UNKNOWN else fact
+            elif fact is not None and (fact.kind is not Kind.UNKNOWN or default.kind is Kind.UNKNOWN):
                 self.env[name] = fact
             else:
                 self.env[name] = default
+        for name in func.star_params:
+            if name is not None:
+                # `*args`, `**kwargs`: what the callers pass, or whatever they may pass.
+                passed = facts.get(name) if called else None
+                self.env[name] = Value(Kind.SEQ, elem=passed or self._star_element(func, name))
         if func.cls is not None and func.self_param is not None and func.name != "__init__":
             for attr, value in self.solver.read("self_attrs", func.cls.key, {}).items():
                 self.env.setdefault(f"{func.self_param}.{attr}", value)
+
+    def _star_element(self, func: FunctionInfo, name: str) -> Value:
+        cls = func.cls
+        if cls is not None and cls.is_module and func.name == "forward":
+            return Value(Kind.TENSOR, INPUT_DEVICE, in_module=cls.name)
+        return Value(Kind.UNKNOWN, Place(PlaceKind.FOLLOWS, name))
 
     def _inputs_on_the_cpu(self, func: FunctionInfo, facts: dict[str, Value]) -> bool:
         """forward()'s callers pass its first input on the CPU."""
@@ -138,7 +153,8 @@ class FunctionRun:
         if cls is not None and cls.is_module and func.name == "forward":
             # Working code calls a module with inputs on the module's device.
             return Value(Kind.TENSOR, INPUT_DEVICE, in_module=cls.name)
-        return Value(Kind.UNKNOWN, Place(PlaceKind.FOLLOWS, name))
+        kind = Kind.TENSOR if name in tensor_parameters(func, self.solver.program, self.solver.names) else Kind.UNKNOWN
+        return Value(kind, Place(PlaceKind.FOLLOWS, name))
 
     def finish(self) -> None:
         func = self.func

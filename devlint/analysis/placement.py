@@ -22,6 +22,11 @@ def placed(value: Value) -> bool:
     return value.kind in (Kind.TENSOR, Kind.UNKNOWN) and value.place.known
 
 
+def _caller_placed(value: Value) -> bool:
+    """A tensor whose device is a parameter's: the caller chooses it."""
+    return value.kind is Kind.TENSOR and value.place.kind is PlaceKind.FOLLOWS and not value.weak
+
+
 def combine(run: Evaluation, node: cst.CSTNode, operands: Arguments, module: Operand | None = None) -> Value:
     """The place of an operation's result; records a conflict when the CPU meets a device."""
     tensors = [Operand(expr, value) for expr, value in operands if placed(value)]
@@ -37,6 +42,14 @@ def combine(run: Evaluation, node: cst.CSTNode, operands: Arguments, module: Ope
         batch = [op for op in cpu if op.value.batch is not None]
         run.conflict(node, (batch or cpu)[0], device[0])
         return F.UNKNOWN
+    fresh = [op for op in cpu if op.value.origin is not None and op.value.origin.factory]
+    if fresh and not device:
+        # A function's tensor parameter lives wherever its caller put it, possibly on an
+        # accelerator: a tensor the function makes on the CPU cannot meet it.
+        inputs = [Operand(expr, value) for expr, value in operands if _caller_placed(value)]
+        if inputs:
+            run.conflict(node, fresh[0], inputs[0])
+            return F.UNKNOWN
     places = [op.value for op in tensors if not op.value.scalar] or [op.value for op in tensors]
     if not places:
         follows = [v for _, v in operands if v.place.kind is PlaceKind.FOLLOWS]

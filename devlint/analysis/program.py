@@ -41,6 +41,8 @@ class FunctionInfo:
     params: list[cst.Param]
     shadowed: frozenset[str]
     is_static: bool = False
+    tensor_params: frozenset[str] | None = None  # parameters its code shows to be tensors; found on first ask
+    star_params: tuple[str | None, str | None] = (None, None)  # the names of `*args` and `**kwargs`
 
     @property
     def name(self) -> str:
@@ -59,6 +61,7 @@ class Program:
     functions: list[FunctionInfo]  # definition order, parents before children
     top_level: dict[str, FunctionInfo]  # module-level functions by name
     by_key: dict[str, ClassInfo] = field(default_factory=dict)  # every class, under its unique key
+    own_members: frozenset[str] | None = None  # names the file's classes define; found on first ask
 
     @classmethod
     def of(cls, module: cst.Module, names: ImportTable, bindings: Callable[[cst.FunctionDef], frozenset[str]] = LocalBindings.of) -> "Program":
@@ -102,6 +105,7 @@ class Program:
                 key = prefix + ".".join([*key_parts, stmt.name.value])
                 is_static = any(dotted_name(d.decorator) == "staticmethod" for d in stmt.decorators)
                 info = FunctionInfo(key, stmt, cls_info if parent is None else None, parent, params, self._bindings(stmt), is_static)
+                info.star_params = (_param_name(stmt.params.star_arg), _param_name(stmt.params.star_kwarg))
                 self.functions.append(info)
                 if cls_info is not None and parent is None:
                     cls_info.methods.setdefault(stmt.name.value, info)
@@ -142,6 +146,10 @@ class Program:
                 if (module, lightning, dataset, maybe) != (info.is_module, info.is_lightning, info.is_dataset, info.maybe_module):
                     info.is_module, info.is_lightning, info.is_dataset, info.maybe_module = module, lightning, dataset, maybe
                     changed = True
+
+
+def _param_name(param: object) -> str | None:
+    return param.name.value if isinstance(param, cst.Param) else None
 
 
 def _plain_base(base: str) -> bool:

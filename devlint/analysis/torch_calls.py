@@ -34,7 +34,11 @@ from devlint.analysis.torchapi import (
     SCATTERING_WRAPPERS,
     SHAPE_ONLY_METHODS,
     SHAPE_TENSORS,
+    TENSOR,
+    TENSOR_ONLY_MEMBERS,
+    TENSORS,
     factory_placement,
+    method_results,
     owns_no_state_by_default,
 )
 from devlint.analysis.torchapi.frameworks import LOADER_CLASSES, MOVE_HELPERS
@@ -266,12 +270,22 @@ def call_on(run: Evaluation, node: cst.Call, func: cst.Attribute, receiver: Valu
         if method in ("parameters", "buffers"):
             return Value(Kind.SEQ, elem=Value(Kind.TENSOR, receiver.place, receiver.origin))
         return F.UNKNOWN
+    # Only a tensor has `x.unsqueeze`, `x.detach`, `x.masked_fill`: the receiver is one.
+    shown = receiver.kind is Kind.UNKNOWN and method in TENSOR_ONLY_MEMBERS and not receiver.weak
+    if shown:
+        receiver = replace(receiver, kind=Kind.TENSOR)
     if receiver.kind is Kind.TENSOR or receiver.kind is Kind.UNKNOWN and receiver.place.kind is PlaceKind.FOLLOWS and method not in NON_TENSOR_METHODS:
+        results = method_results(method)
         if method in NON_TENSOR_METHODS or method in SHAPE_ONLY_METHODS:
             return F.SCALAR
         if method in CROSS_DEVICE_METHODS:
             return receiver.at(receiver.place, kind=Kind.TENSOR, scalar=False)
         result = combine(run, node, [(func.value, receiver), *flat(args)])
+        if receiver.kind is Kind.TENSOR and results == {TENSORS} and result.place == receiver.place:
+            # `x.split(n)`, `x.chunk(2)`, `x.topk(k)`: tensors on x's device.
+            return Value(Kind.SEQ, elem=Value(Kind.TENSOR, receiver.place, receiver.origin))
+        if receiver.kind is Kind.TENSOR and results == {TENSOR} and result.kind is Kind.UNKNOWN and result.place == receiver.place:
+            result = replace(result, kind=Kind.TENSOR)
         if result.kind is Kind.TENSOR and result.place == receiver.place:
             return replace(result, origin=receiver.origin, in_module=receiver.in_module, scalar=receiver.scalar and result.scalar)
         return result

@@ -5,13 +5,15 @@ from __future__ import annotations
 import libcst as cst
 
 from devlint.analysis.describe import code, device_expression, where
+from devlint.analysis.events import Conflict
 from devlint.rule import Rule
 
 
-def claimed_by_factory_rule(conflict) -> bool:  # noqa: ANN001 - events.Conflict
-    """DL303 reports CPU factories created inside a module's methods at the factory."""
+def claimed_by_factory_rule(conflict: Conflict) -> bool:
+    """DL303 reports, at the factory, CPU tensors a torch factory made without `device=`:
+    that is where the fix goes."""
     origin = conflict.cpu.value.origin
-    return bool(origin is not None and origin.factory and conflict.cpu.value.in_module)
+    return bool(origin is not None and origin.factory)
 
 
 class MixedDevices(Rule):

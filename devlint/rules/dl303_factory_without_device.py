@@ -1,79 +1,92 @@
-"""DL303: a tensor created without `device=` inside a module, then combined with its inputs."""
+"""DL303: a tensor created without `device=` (so on the CPU), then combined with tensors on a device."""
 
 from __future__ import annotations
 
 import libcst as cst
 
-from devlint.analysis.describe import code
+from devlint.analysis.describe import code, device_expression, where
+from devlint.analysis.events import Conflict
+from devlint.analysis.facts import PlaceKind
 from devlint.analysis.shapes import size_sources
+from devlint.analysis.torchapi import takes_device
+from devlint.finding import Fix
 from devlint.fixes import add_device_keyword
 from devlint.rule import Rule
 from devlint.rules.dl301_mixed_devices import claimed_by_factory_rule
 
 
 class FactoryWithoutDevice(Rule):
-    """`torch.zeros(...)`, `torch.arange(...)` and the other factories create
-    their tensor on the CPU unless given `device=`. Inside `forward()` (and the
-    helpers it calls) the inputs and parameters are on the model's device, so
-    the fresh tensor breaks the model on a GPU — the classic RNN hidden state
-    or attention mask bug. The same holds for a function that returns such a
-    tensor on one path and a tensor on its input's device on another.
-    Reported at the factory, where the fix goes: `device=x.device`, or
-    `x.new_zeros(...)`.
+    """`torch.zeros(...)`, `torch.arange(...)`, `torch.tensor([...])` and the
+    other factories create their tensor on the CPU unless given `device=`.
+    Combined with the inputs or parameters of a model, with a tensor on the
+    device chosen at run time, or with a tensor parameter of a function
+    (whose caller may pass it on an accelerator), the fresh tensor breaks the
+    code on a GPU: the classic RNN hidden state, attention mask and index
+    bugs. The same holds for a function that returns such a tensor on one path
+    and a tensor on its input's device on another. Reported at the factory,
+    where the fix goes: `device=x.device`, or `x.new_zeros(...)`.
     """
 
     code = "DL303"
     name = "factory-without-device"
-    summary = "a tensor created inside `forward()` without `device=` (so on the CPU) and combined with the inputs or parameters"
+    summary = "a tensor created without `device=` (so on the CPU) and combined with tensors on an accelerator, the run-time device or a caller's inputs"
     fix = "safe"
 
     def visit_Module(self, node: cst.Module) -> None:
         analysis = self.ctx.devices.run()
         reported: set[int] = set()
-        module = self.ctx.module
         for conflict in analysis.conflicts:
             if conflict.cpu.value.batch is not None or not claimed_by_factory_rule(conflict):
                 continue
             origin = conflict.cpu.value.origin
             assert origin is not None
-            if id(origin.node) in reported:
-                continue
-            reported.add(id(origin.node))
-            other = code(module, conflict.device.expr)
-            source = next(iter(size_sources(origin.node)), None)
-            if source is not None:
-                advice = f"create it with `device={source}.device`"
-            elif _plain(other):
-                advice = f"create it with `device={other}.device`"
-            else:
-                advice = "create it on the inputs' device (`device=x.device` for an input `x`)"
-            self.report(
-                origin.node,
-                f"`{code(module, origin.node)}` creates a CPU tensor (no `device=`) that meets `{other}` on the model's "
-                f"device at line {self.ctx.line_of(conflict.node)}: {advice}",
-                _fix(self.ctx, origin.node, source),
-            )
+            if id(origin.node) not in reported:
+                reported.add(id(origin.node))
+                self._report_conflict(conflict, origin.node)
         for split in analysis.split_returns:
-            node_ = split.factory.expr
-            if id(node_) in reported:
+            factory = split.factory.expr
+            if id(factory) in reported:
                 continue
-            reported.add(id(node_))
+            reported.add(id(factory))
             param = split.other.value.place.name
             self.report(
-                node_,
-                f"`{code(module, node_)}` creates a CPU tensor (no `device=`) that `{split.function}()` returns where its "
+                factory,
+                f"`{code(self.ctx.module, factory)}` creates a CPU tensor (no `device=`) that `{split.function}()` returns where its "
                 f"other path returns a tensor on `{param}`'s device: create it with `device={param}.device`",
-                _fix(self.ctx, node_, param),
+                _fix(self.ctx, factory, param),
             )
 
+    def _report_conflict(self, conflict: Conflict, factory: cst.CSTNode) -> None:
+        module = self.ctx.module
+        other = code(module, conflict.device.expr)
+        place = conflict.device.value.place
+        source = next(iter(size_sources(factory)), None)
+        if source is None and place.kind is PlaceKind.FOLLOWS and other == place.name:
+            source = other  # the function's own parameter: in scope wherever the factory is
+        if source is not None:
+            target = f"{source}.device"
+        elif place.kind is PlaceKind.DEVICE and not place.name.startswith("<") and place.name:
+            target = device_expression(place)
+        elif other.isidentifier():
+            target = f"{other}.device"
+        else:
+            target = None
+        qualified = self.ctx.qualify(factory.func) if isinstance(factory, cst.Call) else None
+        if target is None:
+            advice = "create it on the device of the tensors it meets (`device=x.device` for a tensor `x`)"
+        elif qualified is not None and not takes_device(qualified):
+            advice = f"move it there with `.to({target})`"  # `torch.from_numpy`, the legacy typed constructors
+        else:
+            advice = f"create it with `device={target}`"
+        self.report(
+            factory,
+            f"`{code(module, factory)}` creates a CPU tensor (no `device=`) that meets `{other}` "
+            f"{where(conflict.device, self.ctx.line_of)} at line {self.ctx.line_of(conflict.node)}: {advice}",
+            _fix(self.ctx, factory, source),
+        )
 
 
-def _plain(expression: str) -> str | None:
-    """A bare variable name (an attribute such as `self.proj` may be a module, with no `.device`)."""
-    return expression if expression.isidentifier() else None
-
-
-def _fix(ctx, factory: cst.CSTNode, source: str | None):  # noqa: ANN001, ANN202
+def _fix(ctx, factory: cst.CSTNode, source: str | None) -> Fix | None:  # noqa: ANN001 - FileContext
     if source is None or not isinstance(factory, cst.Call):
         return None
     return add_device_keyword(ctx, factory, f"{source}.device")
