@@ -189,12 +189,16 @@ NEGATIVES = {
         w = torch.from_numpy(np.zeros(3)).numpy()
         v = np.array(torch.zeros(3, device="cpu"))
         """,
-    "unknown-parameter": """
+    "a-parameter-its-callers-pass-on-the-cpu": """
         import torch
 
 
         def f(t):
             return t.numpy()
+
+
+        def g():
+            return f(torch.zeros(3))
         """,
     "rebound-to-the-cpu": """
         import numpy as np
@@ -329,3 +333,19 @@ NEGATIVES = {
 @pytest.mark.parametrize("source", NEGATIVES.values(), ids=NEGATIVES.keys())
 def test_host_side_conversions_are_not_reported(source: str) -> None:
     assert findings(source) == []
+
+
+def test_a_tensor_parameter_lives_where_the_caller_put_it() -> None:
+    # opacus's filter_dilated_rows, ignite's metrics: library code gets GPU tensors too.
+    source = """
+    import torch
+
+
+    def to_array(t):
+        return t.detach().numpy()
+    """
+    assert findings(source) == [("DL302", 5, 12)]
+    assert messages(source) == [
+        "`.numpy()` on `t.detach()`, which is on `t`'s device, which the caller chooses: numpy cannot read "
+        "accelerator memory; convert with `t.detach().cpu()` first (or `.item()` for a number)"
+    ]

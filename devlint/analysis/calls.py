@@ -218,6 +218,9 @@ def call_method(run: Evaluation, node: cst.Call, func: cst.Attribute) -> Value:
         target = run.solver.program.classes[receiver.cls].methods.get(method)
         if target is not None:
             return call_local(run, node, target, arguments(run, node), skip_self=not target.is_static, receiver=None if own_self else receiver)
+        if own_self:
+            # Not a method of the class: a callable it keeps (`self.network(x)`), a module most often.
+            return call_value(run, node, held or F.UNKNOWN, func)
     if receiver.kind is Kind.MODULE and receiver.cls in run.solver.program.classes:
         target = run.solver.program.classes[receiver.cls].methods.get(method)
         if target is not None and method not in ("to", "cuda", "cpu"):

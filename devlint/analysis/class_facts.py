@@ -15,7 +15,7 @@ import libcst as cst
 from devlint.analysis.guards import string_value
 from devlint.analysis.program import ClassInfo, FunctionInfo
 from devlint.analysis.shapes import number_parameter
-from devlint.analysis.torchapi import owns_no_state_by_default, state_arguments
+from devlint.analysis.torchapi import REGISTERED_STATE_CLASSES, owns_no_state_by_default, state_arguments
 from devlint.names import dotted_name, is_none
 from devlint.tree import descendants
 
@@ -120,3 +120,31 @@ def _self_calls(method: FunctionInfo) -> Iterator[str]:
     for node in descendants(method.node.body):
         if type(node) is cst.Call and type(node.func) is cst.Attribute and dotted_name(node.func.value) == method.self_param:  # type: ignore[attr-defined]
             yield node.func.attr.value  # type: ignore[attr-defined]
+
+
+def registered_attributes(cls: ClassInfo, qualify: Callable[[cst.BaseExpression], str | None]) -> dict[str, bool]:
+    """Attributes any method gives the module as registered state, whatever method sets them
+    (`self.w = nn.Parameter(...)`, `self.fc = nn.Linear(...)` in a `_build()`): True for a tensor
+    (parameter or buffer), False for a submodule. They move with the module."""
+    if cls.registered is None:
+        found: dict[str, bool] = {name: True for name in buffers_of(cls)}
+        for method in cls.methods.values():
+            own = method.self_param
+            if own is None:
+                continue
+            for node in descendants(method.node.body):
+                if type(node) is not cst.Assign or type(node.value) is not cst.Call:  # type: ignore[attr-defined]
+                    continue
+                callee = qualify(node.value.func) or ""  # type: ignore[attr-defined]
+                leaf = callee.rsplit(".", 1)[-1]
+                if callee in REGISTERED_STATE_CLASSES:
+                    tensor = True
+                elif callee.startswith("torch.nn.") and leaf[:1].isupper() and not nn_owns_no_state(leaf, node.value):  # type: ignore[attr-defined]
+                    tensor = False
+                else:
+                    continue
+                for target in node.targets:  # type: ignore[attr-defined]
+                    if type(target.target) is cst.Attribute and dotted_name(target.target.value) == own:
+                        found.setdefault(target.target.attr.value, tensor)
+        cls.registered = found
+    return cls.registered

@@ -16,7 +16,7 @@ import libcst as cst
 from devlint.analysis import facts as F
 from devlint.analysis.accelerator_use import is_cpu_device
 from devlint.analysis.calls import eval_call
-from devlint.analysis.class_facts import buffers_of, building_methods, called_by_init
+from devlint.analysis.class_facts import buffers_of, building_methods, called_by_init, registered_attributes
 from devlint.analysis.environment import Env, join_envs
 from devlint.analysis.evaluation import SharedFacts
 from devlint.analysis.events import Conflict, DiscardedMove, Operand, SplitReturn
@@ -124,6 +124,10 @@ class FunctionRun:
         if func.cls is not None and func.self_param is not None and func.name != "__init__":
             for attr, value in self.solver.read("self_attrs", func.cls.key, {}).items():
                 self.env.setdefault(f"{func.self_param}.{attr}", value)
+            if func.cls.is_module:
+                # Parameters and layers a builder method registers move with the module too.
+                for attr, tensor in registered_attributes(func.cls, self.qualify).items():
+                    self.env.setdefault(f"{func.self_param}.{attr}", Value(Kind.TENSOR if tensor else Kind.MODULE, MODULE_DEVICE))
 
     def _star_element(self, func: FunctionInfo, name: str) -> Value:
         cls = func.cls

@@ -9,8 +9,10 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from devlint.analysis.torchapi import MODULE_ONLY_MEMBERS, PARAMETER_CLASSES
 from devlint.analysis.torchapi.frameworks import DATASET_BASES, MODULE_BASES
 from devlint.names import ImportTable, LocalBindings, dotted_name
+from devlint.tree import descendants
 
 
 
@@ -30,6 +32,9 @@ class ClassInfo:
     stateless: bool | None = None  # a Module owning no parameters, buffers or stateful layers; found on first ask
     buffers: frozenset[str] | None = None  # names given to `register_buffer`, found on first ask
     building_methods: frozenset[str] | None = None  # `__init__` and what only it calls, found on first ask
+    module_evidence: bool | None = None  # uses members only an nn.Module has; found on first ask
+    registered: dict[str, bool] | None = None  # attributes registered as state in any method; found on first ask
+    names: ImportTable | None = None
 
 
 @dataclass
@@ -94,6 +99,7 @@ class Program:
             if isinstance(stmt, cst.ClassDef):
                 info = ClassInfo(stmt.name.value, stmt, [dotted_name(arg.value) or "" for arg in stmt.bases])
                 info.bases = [names.qualify(arg.value) or (dotted_name(arg.value) or "") for arg in stmt.bases]
+                info.names = names
                 info.key = info.name if info.name not in self.by_key else f"{info.name}@{len(self.by_key)}"
                 self.by_key[info.key] = info
                 self.classes.setdefault(info.name, info)
@@ -134,18 +140,39 @@ class Program:
                     or any(base in self.classes and self.classes[base].is_dataset for base in info.bases)
                 )
                 positional = [base for base, arg in zip(info.bases, info.node.bases) if arg.keyword is None]
-                maybe = (
-                    not module
-                    and not dataset
-                    and "forward" in info.methods
-                    and (
-                        any(base not in self.classes and not _plain_base(base) for base in positional)
-                        or any(base in self.classes and self.classes[base].maybe_module for base in positional)
-                    )
+                foreign = any(base not in self.classes and not _plain_base(base) for base in positional) or any(
+                    base in self.classes and self.classes[base].maybe_module for base in positional
                 )
+                if not module and foreign and uses_module_members(info):
+                    # `self.register_buffer(...)`, `self.parameters()`, `self.w = nn.Parameter(...)`: only
+                    # an nn.Module has these, whatever its base in another file is called.
+                    module = True
+                maybe = not module and not dataset and "forward" in info.methods and foreign
                 if (module, lightning, dataset, maybe) != (info.is_module, info.is_lightning, info.is_dataset, info.maybe_module):
                     info.is_module, info.is_lightning, info.is_dataset, info.maybe_module = module, lightning, dataset, maybe
                     changed = True
+
+
+def uses_module_members(info: ClassInfo) -> bool:
+    """The class's methods call members only an nn.Module has on `self`, or give `self` a Parameter."""
+    if info.module_evidence is None:
+        info.module_evidence = False
+        for method in info.methods.values():
+            own = method.self_param
+            if own is None:
+                continue
+            for node in descendants(method.node.body):
+                if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == own:  # type: ignore[attr-defined]
+                    if node.attr.value in MODULE_ONLY_MEMBERS and node.attr.value not in info.methods:  # type: ignore[attr-defined]
+                        info.module_evidence = True
+                elif type(node) is cst.Assign and type(node.value) is cst.Call:  # type: ignore[attr-defined]
+                    callee = info.names.qualify(node.value.func) if info.names is not None else None  # type: ignore[attr-defined]
+                    targets = [t.target for t in node.targets]  # type: ignore[attr-defined]
+                    if callee in PARAMETER_CLASSES and any(type(t) is cst.Attribute and dotted_name(t.value) == own for t in targets):
+                        info.module_evidence = True
+                if info.module_evidence:
+                    return True
+    return info.module_evidence
 
 
 def _param_name(param: object) -> str | None:

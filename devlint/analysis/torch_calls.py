@@ -248,7 +248,9 @@ def call_on(run: Evaluation, node: cst.Call, func: cst.Attribute, receiver: Valu
         return move(run, node, method, receiver)
     args = arguments(run, node)
     if method == "numpy":
-        numpy_check(run, node, [(func.value, receiver)], ".numpy()")
+        # Only a tensor has `.numpy()` among the objects it could be confused with.
+        shown = replace(receiver, kind=Kind.TENSOR) if receiver.kind is Kind.UNKNOWN and not receiver.weak else receiver
+        numpy_check(run, node, [(func.value, shown)], ".numpy()")
         return F.SCALAR
     if receiver.kind is Kind.SEQ:
         if method == "items":
@@ -350,7 +352,8 @@ def numpy_check(run: Evaluation, node: cst.Call, args: Arguments, via: str) -> N
         collection = value.kind is Kind.SEQ and value.elem is not None
         if collection:
             candidate = value.elem  # type: ignore[assignment]
-        if candidate.kind in (Kind.TENSOR, Kind.UNKNOWN) and candidate.place.on_accelerator and candidate.place not in run.cpu_places:
+        caller_placed = candidate.kind is Kind.TENSOR and candidate.place.kind is PlaceKind.FOLLOWS and not candidate.weak
+        if caller_placed or candidate.kind in (Kind.TENSOR, Kind.UNKNOWN) and candidate.place.on_accelerator and candidate.place not in run.cpu_places:
             if candidate.kind is Kind.UNKNOWN and candidate.origin is None and not candidate.weak:
                 continue
             if candidate.kind is Kind.UNKNOWN and candidate.weak and via != ".numpy()":
