@@ -165,10 +165,13 @@ def call_local(
 ) -> Value:
     _note_args(run, target, node, args, skip_self)
     result = run.solver.read("summaries", target.key, F.UNKNOWN)
-    return _substitute(result, target, node, args, skip_self, receiver)
+    closure = target.parent is not None and target.parent is run.func
+    return _substitute(result, target, node, args, skip_self, receiver, closure)
 
 
-def _substitute(result: Value, target: FunctionInfo, node: cst.Call, args: Arguments, skip_self: bool, receiver: Value | None) -> Value:
+def _substitute(
+    result: Value, target: FunctionInfo, node: cst.Call, args: Arguments, skip_self: bool, receiver: Value | None, closure: bool
+) -> Value:
     """Map a summary's parameter-relative places onto this call's arguments."""
     params = [p.name.value for p in (target.params[1:] if skip_self else target.params)]
     if result.place.kind is PlaceKind.FOLLOWS and result.place.name in params:
@@ -176,8 +179,12 @@ def _substitute(result: Value, target: FunctionInfo, node: cst.Call, args: Argum
         bound = dict(zip(params, positional))
         bound.update({arg.keyword.value: value for (_, value), arg in zip(args, node.args) if arg.keyword is not None})
         actual = bound.get(result.place.name)
-        if actual is not None and actual.place.known:
+        if actual is not None and (actual.place.known or actual.place.kind is PlaceKind.FOLLOWS):
             return result.at(actual.place, batch=actual.batch)
+        return replace(result, place=F.UNKNOWN_PLACE)
+    if result.place.kind is PlaceKind.FOLLOWS and not closure:
+        # An input of the callee's own, not one of this call's; a nested function's reads its
+        # enclosing function's, which is the caller.
         return replace(result, place=F.UNKNOWN_PLACE)
     if result.place == MODULE_DEVICE:
         if receiver is not None and receiver.place.known:

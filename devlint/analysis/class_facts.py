@@ -19,6 +19,7 @@ from devlint.analysis.torchapi import REGISTERED_STATE_CLASSES, owns_no_state_by
 from devlint.names import dotted_name, is_none
 from devlint.tree import descendants
 
+_TENSOR_REGISTRATIONS = frozenset({"register_buffer", "register_parameter"})
 # Calls that give a module state without a plain `self.x = ...`.
 _REGISTERING_CALLS = frozenset({"register_buffer", "register_parameter", "register_module", "add_module", "setattr", "__setattr__"})
 
@@ -82,12 +83,12 @@ def _stateless_value(value: cst.BaseExpression, numbers: set[str], qualify: Call
     return False
 
 
-def buffers_of(cls: ClassInfo) -> frozenset[str]:
-    """Names the class registers with `self.register_buffer("name", ...)`."""
+def registered_tensor_names(cls: ClassInfo) -> frozenset[str]:
+    """Names the class registers with `self.register_buffer("name", ...)` or `register_parameter`."""
     if cls.buffers is None:
         names = set()
         for node in descendants(cls.node.body):
-            if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "register_buffer" and node.args:  # type: ignore[attr-defined]
+            if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in _TENSOR_REGISTRATIONS and node.args:  # type: ignore[attr-defined]
                 name = string_value(node.args[0].value)  # type: ignore[attr-defined]
                 if name is not None:
                     names.add(name)
@@ -127,7 +128,7 @@ def registered_attributes(cls: ClassInfo, qualify: Callable[[cst.BaseExpression]
     (`self.w = nn.Parameter(...)`, `self.fc = nn.Linear(...)` in a `_build()`): True for a tensor
     (parameter or buffer), False for a submodule. They move with the module."""
     if cls.registered is None:
-        found: dict[str, bool] = {name: True for name in buffers_of(cls)}
+        found: dict[str, bool] = {name: True for name in registered_tensor_names(cls)}
         for method in cls.methods.values():
             own = method.self_param
             if own is None:

@@ -37,7 +37,7 @@ class Place:
         if self.kind is PlaceKind.ACCEL:
             return f"`{self.name}`" if self.name else "an accelerator"
         if self.kind is PlaceKind.FOLLOWS:
-            return f"`{self.name}`'s device, which the caller chooses"
+            return f"`{self.name}`'s device, which the caller chooses" if self.name else "the device the caller chooses"
         if self.kind is PlaceKind.DEVICE:
             return f"`{self.name}`" if self.name and not self.name.startswith("<") else (self.name.strip("<>") or "the device")
         return "an unknown device"
@@ -65,6 +65,8 @@ def join_places(a: Place, b: Place) -> Place:
         return a
     if a.kind is PlaceKind.DEVICE and b.kind is PlaceKind.DEVICE:
         return a if a.name == b.name else Place(PlaceKind.DEVICE)
+    if a.kind is PlaceKind.FOLLOWS and b.kind is PlaceKind.FOLLOWS:
+        return Place(PlaceKind.FOLLOWS)  # one input or another: the caller chooses either way
     return UNKNOWN_PLACE
 
 
@@ -154,6 +156,7 @@ def merge_parts(*groups: "tuple[Value, ...]") -> "tuple[Value, ...]":
     seen: dict[Place, Value] = {}
     for group in groups:
         for value in group:
-            if value.place.known and value.place not in seen:
+            caller_placed = value.place.kind is PlaceKind.FOLLOWS and value.kind is Kind.TENSOR
+            if (value.place.known or caller_placed) and value.place not in seen:
                 seen[value.place] = value
     return tuple(seen.values())

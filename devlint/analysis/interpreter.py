@@ -16,7 +16,7 @@ import libcst as cst
 from devlint.analysis import facts as F
 from devlint.analysis.accelerator_use import is_cpu_device
 from devlint.analysis.calls import eval_call
-from devlint.analysis.class_facts import buffers_of, building_methods, called_by_init, registered_attributes
+from devlint.analysis.class_facts import registered_tensor_names, building_methods, called_by_init, registered_attributes
 from devlint.analysis.environment import Env, join_envs
 from devlint.analysis.evaluation import SharedFacts
 from devlint.analysis.events import Conflict, DiscardedMove, Operand, SplitReturn
@@ -316,7 +316,11 @@ class FunctionRun:
         if isinstance(target, cst.Subscript):
             # `t[i] = v` writes into t; `batch[k] = v.to(device)` makes the container partly moved.
             container = self.eval(target.value)
-            subscript_indices(self, target)
+            indices = subscript_indices(self, target)
+            if container.kind is Kind.TENSOR and any(index.kind in (Kind.TENSOR, Kind.SEQ) for _, index in indices):
+                # Advanced indexing writes with index_put_, whose values must be on the tensor's
+                # device (a 0-dim CPU value excepted); basic slicing copies across devices.
+                combine(self, target, [(target.value, container), (source if isinstance(source, cst.BaseExpression) else target, value)])
             name = dotted_name(target.value)
             if name is not None and container.batch is not None:
                 self.env[name] = replace(container, batch=None, place=F.UNKNOWN_PLACE)
@@ -345,7 +349,7 @@ class FunctionRun:
         factory = value.origin.node
         if not isinstance(factory, cst.Call) or self.qualify(factory.func) in DATA_FACTORIES or holds_nothing(factory):
             return  # built from data that may be on the device; an empty placeholder (`torch.rand(0)`)
-        if target.attr.value in buffers_of(cls) and func.name not in called_by_init(cls):
+        if target.attr.value in registered_tensor_names(cls) and func.name not in called_by_init(cls):
             self.conflict(target, Operand(target, value), Operand(target, Value(Kind.TENSOR, MODULE_DEVICE)))
 
     def _registers_state(self, source: cst.CSTNode | None) -> bool:

@@ -18,6 +18,7 @@ from devlint.analysis.guards import device_type_of_string, string_value
 from devlint.analysis.naming import is_device_name
 from devlint.analysis.opaque import escape, forget_modules
 from devlint.analysis.placement import combine
+from devlint.analysis.usage import own_members
 from devlint.analysis.torchapi import (
     CPU_ARGUMENTS,
     CROSS_DEVICE_METHODS,
@@ -273,7 +274,7 @@ def call_on(run: Evaluation, node: cst.Call, func: cst.Attribute, receiver: Valu
             return Value(Kind.SEQ, elem=Value(Kind.TENSOR, receiver.place, receiver.origin))
         return F.UNKNOWN
     # Only a tensor has `x.unsqueeze`, `x.detach`, `x.masked_fill`: the receiver is one.
-    shown = receiver.kind is Kind.UNKNOWN and method in TENSOR_ONLY_MEMBERS and not receiver.weak
+    shown = receiver.kind is Kind.UNKNOWN and method in TENSOR_ONLY_MEMBERS and not receiver.weak and method not in own_members(run.solver.program)
     if shown:
         receiver = replace(receiver, kind=Kind.TENSOR)
     if receiver.kind is Kind.TENSOR or receiver.kind is Kind.UNKNOWN and receiver.place.kind is PlaceKind.FOLLOWS and method not in NON_TENSOR_METHODS:

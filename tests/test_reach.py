@@ -1,0 +1,221 @@
+"""The device analysis beyond the textbook shapes: library functions, kinds shown by use,
+classes from elsewhere. Each case is the shape of a real fix (named in its comment)."""
+
+from __future__ import annotations
+
+from linting import dataflow_findings as findings
+from linting import dataflow_messages as messages
+from linting import positions
+
+from devlint.config import Settings
+
+
+def test_a_helper_mixing_a_fresh_tensor_with_its_tensor_parameter() -> None:
+    # pyro ops/stats.py autocorrelation, gpytorch's hadamard likelihood: library code gets GPU inputs.
+    source = """
+    import torch
+
+
+    def autocorrelation(input, dim=0):
+        if not input.is_cuda and not torch.backends.mkl.is_available():
+            raise NotImplementedError("needs MKL on the CPU")
+        input = input.transpose(dim, -1)
+        pad = torch.zeros(input.shape[:-1] + (4,), dtype=input.dtype)
+        return torch.cat([input, pad], dim=-1)
+    """
+    assert findings(source) == [("DL303", 8, 11)]
+    assert messages(source) == [
+        "`torch.zeros(input.shape[:-1] + (4,), ...` creates a CPU tensor (no `device=`) that meets `input` on `input`'s "
+        "device, which the caller chooses at line 9: create it with `device=input.device`"
+    ]
+
+
+def test_an_annotated_tensor_parameter() -> None:
+    source = """
+    import torch
+    from torch import Tensor
+
+
+    def select(output: Tensor, target: list) -> Tensor:
+        return torch.gather(output, 1, torch.tensor(target).reshape(len(output), 1))
+    """
+    assert findings(source) == [("DL303", 6, 36)]
+
+
+def test_a_parameter_of_unknown_kind_is_not_taken_for_a_tensor() -> None:
+    # `values` could be a list or an array: nothing in the function says it is a tensor.
+    source = """
+    import torch
+
+
+    def shift(values):
+        return values + torch.ones(3)
+    """
+    assert findings(source) == []
+
+
+def test_a_member_a_class_of_the_file_defines_proves_nothing() -> None:
+    source = """
+    import torch
+
+
+    class Box:
+        def detach(self):
+            return self
+
+
+    def shift(box):
+        box = box.detach()
+        return box + torch.ones(3)
+    """
+    assert findings(source) == []
+
+
+def test_callers_in_the_file_decide_where_a_helper_s_inputs_are() -> None:
+    source = """
+    import torch
+
+
+    def shift(x):
+        return x.unsqueeze(0) + torch.ones(3)
+
+
+    def main():
+        return shift(torch.zeros(3))
+    """
+    assert findings(source) == []
+
+
+def test_star_arguments_carry_their_callers_facts() -> None:
+    # gpytorch's `_shaped_noise_covar(self, base_shape, *params)`: the task indices come in *params.
+    source = """
+    import torch
+
+
+    def covar(num_tasks, *params):
+        task_idcs = params[0].long()
+        all_tasks = torch.arange(num_tasks).unsqueeze(-1)
+        return torch.eq(all_tasks, task_idcs.mT)
+    """
+    assert findings(source) == [("DL303", 6, 17)]
+    used = source + """
+
+    def main():
+        return covar(3, torch.zeros(3))
+    """
+    assert findings(used) == []
+
+
+def test_two_inputs_joined_are_still_the_callers_choice() -> None:
+    source = """
+    import torch
+
+
+    def pick(a, b, first):
+        chosen = a.unsqueeze(0) if first else b.unsqueeze(0)
+        return chosen * torch.ones(3)
+    """
+    assert findings(source) == [("DL303", 6, 21)]
+
+
+def test_a_write_through_advanced_indexing_needs_values_on_the_device() -> None:
+    # torchdrug graph.py: `mapping[index] = index` with a CPU index tensor into a device tensor.
+    source = """
+    import torch
+
+
+    def remap(count, device):
+        mapping = torch.zeros(count, dtype=torch.long, device=device)
+        index = torch.as_tensor([0, 2])
+        mapping[index] = index
+        return mapping
+    """
+    assert findings(source) == [("DL303", 6, 13)]
+
+
+def test_a_write_through_a_slice_copies_across_devices() -> None:
+    source = """
+    import torch
+
+
+    def fill(values, device):
+        values = values.to(device)
+        table = torch.zeros(4, 3)
+        table[:, 0] = values[:, 0]
+        return table
+    """
+    assert findings(source) == []
+
+
+def test_a_class_of_a_foreign_base_that_registers_a_parameter_is_a_module() -> None:
+    # stable-baselines3's Actor(BaseNetwork): the base lives in another file.
+    source = """
+    import torch as th
+    import torch.nn as nn
+    from .base import BaseNetwork
+
+
+    class Actor(BaseNetwork):
+        def __init__(self, latent_dim, action_dim):
+            super().__init__()
+            self.latent_dim, self.action_dim = latent_dim, action_dim
+            self.log_std = nn.Parameter(th.ones(latent_dim, 1))
+
+        def get_log_std(self):
+            return th.ones((self.latent_dim, self.action_dim)) * self.log_std
+    """
+    assert findings(source) == [("DL303", 13, 16)]
+
+
+def test_a_parameter_a_builder_method_registers_moves_with_the_module() -> None:
+    # stable-baselines3's PPO policy: `_build()` creates `self.log_std`.
+    source = """
+    import torch as th
+    import torch.nn as nn
+
+
+    class Policy(nn.Module):
+        def __init__(self, action_dim):
+            super().__init__()
+            self.action_dim = action_dim
+            self._build()
+
+        def _build(self):
+            self.actor_net = nn.Linear(8, self.action_dim)
+            self.log_std = nn.Parameter(th.zeros(self.action_dim))
+
+        def action_std(self, latent):
+            mean_actions = self.actor_net(latent)
+            return th.ones(mean_actions.size()) * self.log_std.exp()
+    """
+    assert findings(source) == [("DL303", 17, 16)]
+
+
+def test_a_callable_kept_on_self_returns_tensors_where_its_input_is() -> None:
+    # tabnet's `self.network(data)` on a device batch, then `.numpy()` without `.cpu()`.
+    source = """
+    import torch
+
+
+    class TabModel:
+        def __init__(self, network, device):
+            self.network = network
+            self.device = device
+
+        def train_batch(self, data):
+            data = data.to(self.device)
+            output, importance = self.network(data)
+            return importance.sum(dim=0).detach().numpy()
+    """
+    assert findings(source) == [("DL302", 12, 16)]
+
+
+def test_a_function_named_for_the_gpu_is_not_a_guard() -> None:
+    source = """
+    import torch
+
+
+    def train_on_gpu(model):
+        return model.cuda()
+    """
+    assert positions(source, Settings(select=("DL101",))) == [("DL101", 5, 12)]
