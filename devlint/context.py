@@ -85,12 +85,6 @@ class FileContext:
         return DeviceAnalysis(self.module, self.names, self.settings, self.local_bindings)
 
     @cached_property
-    def may_use_accelerator(self) -> bool:
-        from devlint.analysis.accelerator_use import may_use_accelerator
-
-        return may_use_accelerator(self.module, self.names)
-
-    @cached_property
     def guards(self) -> "AcceleratorGuards":
         from devlint.analysis.guards import AcceleratorGuards
 

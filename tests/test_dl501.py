@@ -56,14 +56,28 @@ def test_map_location_given_in_every_form() -> None:
     ) == []
 
 
-def test_pure_cpu_file_is_not_reported() -> None:
+def test_a_file_that_never_names_an_accelerator_is_reported_too() -> None:
+    # pytorch-a2c-ppo-acktr-gail's enjoy.py: the checkpoint was pickled on the GPU by main.py.
     assert positions(
         """
         import torch
         model = torch.nn.Linear(2, 2)
         state = torch.load("cpu_model.pt")
         """
-    ) == []
+    ) == [("DL501", 3, 9)]
+
+
+def test_downloads_that_call_torch_load_need_a_map_location_too() -> None:
+    assert positions(
+        """
+        import torch
+        from torch.utils import model_zoo
+        state = torch.hub.load_state_dict_from_url("https://example.com/w.pth")
+        other = model_zoo.load_url("https://example.com/v.pth", "weights")
+        placed = torch.hub.load_state_dict_from_url("https://example.com/w.pth", None, "cpu")
+        named = model_zoo.load_url("https://example.com/v.pth", map_location="cpu")
+        """
+    ) == [("DL501", 3, 9), ("DL501", 4, 9)]
 
 
 def test_same_script_checkpoint_is_not_reported() -> None:

@@ -82,18 +82,6 @@ def test_an_early_return_without_cuda_guards_what_follows() -> None:
     assert positions(source, ALL) == []
 
 
-def test_input_and_output_do_not_make_a_file_accelerator_aware() -> None:
-    # `input` contains "npu" and `output` "tpu": whole words only.
-    source = """
-    import torch
-
-    def restore(path, input, output):
-        state = torch.load(path)
-        return state, input, output, "timestamps"
-    """
-    assert positions(source, ALL) == []
-
-
 def test_a_checkpoint_saved_and_reloaded_by_the_same_script() -> None:
     source = """
     import torch

@@ -30,6 +30,8 @@ from devlint.analysis.torchapi import (
     method_results,
 )
 from devlint.analysis.torchapi.frameworks import MODULE_BASES
+from devlint.analysis.program import plain_base as _plain_base
+from devlint.analysis.program import shows_module_members
 from devlint.analysis.shapes import full_reduction, python_number
 from devlint.names import dotted_name, is_none
 from devlint.tree import descendants
@@ -380,6 +382,7 @@ class FileIndex:
         return self._module_memo[name]
 
     def _bases_are_modules(self, node: cst.ClassDef, seen: set[str]) -> bool:
+        foreign = False
         for base in node.bases:
             if base.keyword is not None:
                 continue
@@ -390,10 +393,14 @@ class FileIndex:
                     return True
                 if len(parts) == 3 and parts[:2] == ["torch", "nn"] and parts[2][:1].isupper() and parts[2] not in _NOT_MODULES:
                     return True
+                foreign = foreign or not _plain_base(qualified)
             elif isinstance(base.value, cst.Name) and base.value.value in self.classes and base.value.value not in seen:
                 if self.is_module(base.value.value):
                     return True
-        return False
+            else:
+                foreign = foreign or not _plain_base(dotted_name(base.value) or "")
+        # A base from elsewhere (the project's `BaseNetwork`): what the class does to `self` says.
+        return foreign and shows_module_members(node, self.ctx.names)
 
     def is_stateful(self, kind: str | None) -> bool:
         if kind == MODULE:

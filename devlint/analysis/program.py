@@ -140,7 +140,7 @@ class Program:
                     or any(base in self.classes and self.classes[base].is_dataset for base in info.bases)
                 )
                 positional = [base for base, arg in zip(info.bases, info.node.bases) if arg.keyword is None]
-                foreign = any(base not in self.classes and not _plain_base(base) for base in positional) or any(
+                foreign = any(base not in self.classes and not plain_base(base) for base in positional) or any(
                     base in self.classes and self.classes[base].maybe_module for base in positional
                 )
                 if not module and foreign and uses_module_members(info):
@@ -154,32 +154,39 @@ class Program:
 
 
 def uses_module_members(info: ClassInfo) -> bool:
-    """The class's methods call members only an nn.Module has on `self`, or give `self` a Parameter."""
     if info.module_evidence is None:
-        info.module_evidence = False
-        for method in info.methods.values():
-            own = method.self_param
-            if own is None:
-                continue
-            for node in descendants(method.node.body):
-                if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == own:  # type: ignore[attr-defined]
-                    if node.attr.value in MODULE_ONLY_MEMBERS and node.attr.value not in info.methods:  # type: ignore[attr-defined]
-                        info.module_evidence = True
-                elif type(node) is cst.Assign and type(node.value) is cst.Call:  # type: ignore[attr-defined]
-                    callee = info.names.qualify(node.value.func) if info.names is not None else None  # type: ignore[attr-defined]
-                    targets = [t.target for t in node.targets]  # type: ignore[attr-defined]
-                    if callee in PARAMETER_CLASSES and any(type(t) is cst.Attribute and dotted_name(t.value) == own for t in targets):
-                        info.module_evidence = True
-                if info.module_evidence:
-                    return True
+        info.module_evidence = shows_module_members(info.node, info.names)
     return info.module_evidence
+
+
+def shows_module_members(node: cst.ClassDef, names: ImportTable | None) -> bool:
+    """The class's methods use, on `self`, members only an nn.Module has (`self.register_buffer`,
+    `self.parameters()`), or give `self` a Parameter."""
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    methods = [stmt for stmt in body if isinstance(stmt, cst.FunctionDef)]
+    defined = {method.name.value for method in methods}
+    for method in methods:
+        params = [*method.params.posonly_params, *method.params.params]
+        if not params or any(dotted_name(d.decorator) == "staticmethod" for d in method.decorators):
+            continue
+        own = params[0].name.value
+        for inner in descendants(method.body):
+            if type(inner) is cst.Attribute and type(inner.value) is cst.Name and inner.value.value == own:  # type: ignore[attr-defined]
+                if inner.attr.value in MODULE_ONLY_MEMBERS and inner.attr.value not in defined:  # type: ignore[attr-defined]
+                    return True
+            elif type(inner) is cst.Assign and type(inner.value) is cst.Call and names is not None:  # type: ignore[attr-defined]
+                if names.qualify(inner.value.func) in PARAMETER_CLASSES and any(  # type: ignore[attr-defined]
+                    type(t.target) is cst.Attribute and dotted_name(t.target.value) == own for t in inner.targets  # type: ignore[attr-defined]
+                ):
+                    return True
+    return False
 
 
 def _param_name(param: object) -> str | None:
     return param.name.value if isinstance(param, cst.Param) else None
 
 
-def _plain_base(base: str) -> bool:
+def plain_base(base: str) -> bool:
     """A base that is no nn.Module: the standard library's, a builtin, torch's own non-modules,
     or a base written as an expression (`Generic[T]`, recorded as "")."""
     root = base.split(".", 1)[0]

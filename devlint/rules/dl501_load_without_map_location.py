@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devlint.analysis.torchapi import LOAD_FUNCTIONS, SAVE_FUNCTIONS
+from devlint.analysis.torchapi import DOWNLOAD_LOADS, LOAD_FUNCTIONS, SAVE_FUNCTIONS
 from devlint.names import dotted_name
 from devlint.tree import descendants
 from devlint.fixes import add_map_location
@@ -20,6 +20,11 @@ _PATH_BUILDERS = frozenset(
 )
 
 
+# Where `map_location` stands among the positional arguments: `torch.load(f, map_location)`,
+# `load_state_dict_from_url(url, model_dir, map_location)`.
+_MAP_LOCATION_POSITION = {**{name: 1 for name in LOAD_FUNCTIONS}, **{name: 2 for name in DOWNLOAD_LOADS}}
+
+
 def _parameter_frame(params: cst.Parameters) -> dict[str, bool]:
     """A function's parameters shadow outer names; pytest's `tmp_path` fixture is a temporary path."""
     every = [*params.posonly_params, *params.params, *params.kwonly_params]
@@ -32,11 +37,14 @@ class LoadWithoutMapLocation(Rule):
     CPU-only machine `torch.load` raises "Attempting to deserialize object on
     a CUDA device". `map_location` makes the load portable.
 
-    A file that never names an accelerator (pure CPU code), a load of a
-    checkpoint the same script saved (same path expression, also through
-    `with open(path) as f`), and a load from a temporary directory (pytest's
-    `tmp_path`, `tempfile.TemporaryDirectory()`) are not reported: that file
-    was written on the machine reading it.
+    `torch.hub.load_state_dict_from_url` and `torch.utils.model_zoo.load_url`
+    call `torch.load` on the downloaded file and are reported the same way.
+    Whether the file names an accelerator says nothing here: the checkpoint
+    was saved elsewhere (released weights, a run resumed on another machine).
+    A load of a checkpoint the same script saved (same path expression, also
+    through `with open(path) as f`), and a load from a temporary directory
+    (pytest's `tmp_path`, `tempfile.TemporaryDirectory()`) are not reported:
+    that file was written on the machine reading it.
     """
 
     code = "DL501"
@@ -116,14 +124,14 @@ class LoadWithoutMapLocation(Rule):
         return self._saved
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self.ctx.qualify(node.func) not in LOAD_FUNCTIONS:
+        qualified = self.ctx.qualify(node.func)
+        position = _MAP_LOCATION_POSITION.get(qualified or "")
+        if position is None:
             return
         positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
-        if len(positional) >= 2 or any(arg.star == "**" for arg in node.args):
+        if len(positional) > position or any(arg.star for arg in node.args):
             return
         if any(arg.keyword is not None and arg.keyword.value == "map_location" for arg in node.args):
-            return
-        if not self.ctx.may_use_accelerator:
             return
         if node.args and not node.args[0].keyword and self._text(node.args[0].value) in self._saved_paths():
             return
