@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import pytest
 
+from devlint.config import Settings
 from linting import ISSUE2, lint, positions
 
 MESSAGE = "`{target}.cuda()` hardcodes a CUDA GPU and fails on machines without one; use `.to(device)` with a selected device"
@@ -166,7 +167,8 @@ def test_not_a_cuda_call() -> None:
         torch.backends.cudnn.benchmark = True
         cuda = x.cuda
         is_gpu = t.is_cuda
-        """
+        """,
+        Settings(select=("DL101",)),
     ) == []
 
 

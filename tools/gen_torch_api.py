@@ -370,22 +370,34 @@ _CUDA_ERROR = re.compile(r"CUDA|cuda|compiled|accelerator|nvidia|driver|dummy ba
 
 
 def _try_call(value: object) -> bool | None:
+    """True: raises without CUDA; False: returns; None: unknown (needs other arguments). A call
+    that raises for device 0 but not for the CPU device or a CPU tensor (`torch.cuda.device(d)`,
+    `device_of(t)`) depends on its argument: unknown too."""
     for args in ((), (0,)):
-        try:
-            with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
-                warnings.simplefilter("ignore")
-                result = value(*args)  # type: ignore[operator]
-                if inspect.isclass(value) and hasattr(result, "__enter__"):
-                    with result:
-                        pass
-        except TypeError as error:
-            if "argument" in str(error) and not _CUDA_ERROR.search(str(error)):
-                continue  # needs (other) arguments
-            return True
-        except Exception as error:  # noqa: BLE001 - whatever it raises, it raises without CUDA
-            return True if _CUDA_ERROR.search(f"{type(error).__name__} {error}") else None
-        return False
+        outcome = _outcome(value, args)
+        if outcome == "needs arguments":
+            continue
+        if outcome is True and args and any(_outcome(value, (cpu,)) is False for cpu in (torch.device("cpu"), torch.zeros(1))):
+            return None
+        return outcome  # type: ignore[return-value]
     return None
+
+
+def _outcome(value: object, args: tuple[object, ...]) -> bool | str | None:
+    try:
+        with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+            warnings.simplefilter("ignore")
+            result = value(*args)  # type: ignore[operator]
+            if inspect.isclass(value) and hasattr(result, "__enter__"):
+                with result:
+                    pass
+    except TypeError as error:
+        if "argument" in str(error) and not _CUDA_ERROR.search(str(error)):
+            return "needs arguments"
+        return True
+    except Exception as error:  # noqa: BLE001 - whatever it raises, it raises without CUDA
+        return True if _CUDA_ERROR.search(f"{type(error).__name__} {error}") else None
+    return False
 
 
 def availability_checks() -> list[str]:

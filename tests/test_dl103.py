@@ -1,0 +1,81 @@
+"""DL103: CUDA runtime calls that raise without CUDA."""
+
+from __future__ import annotations
+
+from linting import lint, positions
+
+from devlint.config import Settings
+
+DL103 = Settings(select=("DL103",))
+
+
+def test_runtime_calls_outside_a_guard() -> None:
+    # dgl's GAT example timed each epoch with an unconditional synchronize; torchdrug's meter reset peak stats.
+    source = """
+    import torch
+    from torch import cuda
+
+    torch.cuda.synchronize()
+    name = torch.cuda.get_device_name(0)
+    cuda.reset_peak_memory_stats()
+    start = torch.cuda.Event(enable_timing=True)
+    torch.accelerator.synchronize()
+    """
+    assert positions(source, DL103) == [("DL103", 4, 1), ("DL103", 5, 8), ("DL103", 6, 1), ("DL103", 7, 9), ("DL103", 8, 1)]
+    assert [f.message for f in lint(source, DL103)][0] == (
+        "`torch.cuda.synchronize()` raises on a machine without CUDA (a laptop, a Mac, CPU-only CI); run it only "
+        "where CUDA is (`if torch.cuda.is_available():`) or only for a CUDA device (`if device.type == \"cuda\":`)"
+    )
+
+
+def test_calls_that_return_without_cuda_are_not_reported() -> None:
+    source = """
+    import torch
+
+    torch.cuda.manual_seed_all(0)
+    torch.cuda.empty_cache()
+    used = torch.cuda.memory_allocated()
+    bf16 = torch.cuda.is_bf16_supported()
+    n = torch.cuda.device_count()
+    """
+    assert positions(source, DL103) == []
+
+
+def test_guarded_calls_are_reported_only_when_strict() -> None:
+    source = """
+    import torch
+
+
+    def step(device):
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        if torch.cuda.is_available():
+            print(torch.cuda.get_device_properties(0))
+    """
+    assert positions(source, DL103) == []
+    assert positions(source, Settings(select=("DL103",), strict=True)) == [("DL103", 6, 9), ("DL103", 8, 15)]
+
+
+def test_gpu_only_scripts_are_not_reported() -> None:
+    nccl = """
+    import torch
+    import torch.distributed as dist
+
+    dist.init_process_group(backend="nccl")
+    torch.cuda.synchronize()
+    """
+    per_process = """
+    import os
+    import torch
+
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    print(torch.cuda.current_device())
+    """
+    assert positions(nccl, DL103) == []
+    assert positions(per_process, DL103) == []
+    assert positions("import torch\ntorch.cuda.set_device(0)\n", DL103) == [("DL103", 2, 1)]
+
+
+def test_legacy_typed_constructors_are_left_to_dl102() -> None:
+    assert positions("import torch\nx = torch.cuda.FloatTensor(3)\n", DL103) == []
