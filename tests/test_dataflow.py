@@ -43,7 +43,10 @@ def test_only_the_cpu_against_an_accelerator_or_the_device_conflicts() -> None:
 
 def test_paths_that_disagree_join_to_unknown() -> None:
     assert join_places(CPU, CPU) == CPU
-    assert join_places(CPU, DEVICE) == UNKNOWN_PLACE
+    # Moved on one path only (`if args.cuda: x = x.cuda()`): on the device chosen at run time.
+    assert join_places(CPU, DEVICE) == Place(PlaceKind.DEVICE)
+    assert join_places(CUDA, CPU) == Place(PlaceKind.DEVICE)
+    assert join_places(UNKNOWN_PLACE, DEVICE) == UNKNOWN_PLACE
     assert join_places(DEVICE, Place(PlaceKind.DEVICE, "other")) == Place(PlaceKind.DEVICE)
     assert join_places(Place(PlaceKind.NOWHERE), CUDA) == CUDA
 
@@ -274,7 +277,7 @@ FLOWS = {
         """,
         [("DL303", 5, 9)],
     ),
-    "branches-that-disagree-are-silent": (
+    "a-tensor-moved-on-one-path-only-is-on-the-device": (
         """
         import torch
 
@@ -284,6 +287,20 @@ FLOWS = {
                 a = torch.zeros(3, device=device)
             else:
                 a = torch.zeros(3)
+            return a + torch.ones(3)
+        """,
+        [("DL303", 9, 16)],
+    ),
+    "branches-that-disagree-on-an-unknown-are-silent": (
+        """
+        import torch
+
+
+        def f(device, flag, b):
+            if flag:
+                a = torch.zeros(3, device=device)
+            else:
+                a = b
             return a + torch.ones(3)
         """,
         [],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from devlint.config import Settings
 from linting import lint, positions
 
 TAIL = (
@@ -209,3 +210,18 @@ def test_a_short_accelerator_name_inside_a_word_is_no_guard() -> None:
 def test_a_file_that_names_no_cuda_is_still_checked_for_other_accelerators(literal: str) -> None:
     found = lint(f"import torch\nrank = 0\ndevice = torch.device({literal})\n")
     assert [(f.code, f.start.line, f.start.column) for f in found] == [("DL102", 3, 23)]
+
+
+def test_legacy_cuda_tensor_types_outside_the_idiom() -> None:
+    # PyTorch-GAN-style scripts: the alias is fine as a ternary with the CPU type, not alone.
+    source = """
+    import torch
+
+    cuda = torch.cuda.is_available()
+    Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor
+    Always = torch.cuda.FloatTensor
+    x = torch.zeros(3).type(torch.cuda.LongTensor)
+    y = torch.zeros(3).type("torch.cuda.FloatTensor")
+    z = torch.zeros(3).type(torch.float16)
+    """
+    assert positions(source, Settings(select=("DL102",))) == [("DL102", 5, 10), ("DL102", 6, 25), ("DL102", 7, 25)]

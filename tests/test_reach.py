@@ -219,3 +219,43 @@ def test_a_function_named_for_the_gpu_is_not_a_guard() -> None:
         return model.cuda()
     """
     assert positions(source, Settings(select=("DL101",))) == [("DL101", 5, 12)]
+
+
+def test_the_legacy_tensor_type_idiom_chooses_the_device() -> None:
+    # PyTorch-GAN-era scripts: `Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor`.
+    source = """
+    import torch
+    from torch.autograd import Variable
+
+    cuda = torch.cuda.is_available()
+    Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor
+
+
+    def sample(imgs, n):
+        real = Variable(imgs.type(Tensor))
+        valid = Variable(Tensor(n, 1).fill_(1.0), requires_grad=False)
+        noise = torch.randn(n, 8)
+        return real + noise, valid * torch.ones(n, 1)
+    """
+    assert findings(source) == [("DL303", 11, 13), ("DL303", 12, 34)]
+
+
+def test_a_tensor_moved_under_a_flag_is_on_the_device_chosen_at_run_time() -> None:
+    source = """
+    import torch
+    import torch.nn as nn
+
+
+    def run(use_cuda):
+        model = nn.Linear(3, 3)
+        data = torch.randn(4, 3)
+        if use_cuda:
+            model = model.cuda()
+            data = data.cuda()
+        return model(data) * torch.ones(3)
+    """
+    assert findings(source) == [("DL303", 11, 26)]
+    assert messages(source) == [
+        "`torch.ones(3)` creates a CPU tensor (no `device=`) that meets `model(data)` on the device (moved by "
+        "`.cuda()`, line 9) at line 11: create it on the device of the tensors it meets (`device=x.device` for a tensor `x`)"
+    ]

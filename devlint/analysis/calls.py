@@ -248,6 +248,8 @@ def call_value(run: Evaluation, node: cst.Call, callee: Value, func: cst.BaseExp
         own_self = dotted_name(func) == (run.func.self_param if run.func else None)
         return call_local(run, node, forward, arguments(run, node), skip_self=True, receiver=None if own_self else callee)
     args = arguments(run, node)
+    if callee.kind is Kind.TENSOR_TYPE:
+        return torch_calls.typed_tensor(run, node, callee.place)
     if callee.kind is Kind.MODULE or callee.kind is Kind.UNKNOWN and callee.place.known:
         module = Operand(func, callee, "module") if callee.place.known and callee.cls not in SCATTERING_WRAPPERS else None
         result = combine(run, node, flat(args), module=module)

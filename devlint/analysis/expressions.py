@@ -15,7 +15,15 @@ from devlint.analysis.facts import CPU, MODULE_DEVICE, Kind, Place, PlaceKind, V
 from devlint.analysis.guards import device_type_of_string, string_value
 from devlint.analysis.naming import CONFIG_NAMES, is_device_name
 from devlint.analysis.placement import combine
-from devlint.analysis.torchapi import ACCELERATOR_TYPES, DTYPES, MEMORY_FORMATS, TENSOR_ATTRIBUTES, TENSOR_VALUED_ATTRIBUTES
+from devlint.analysis.torchapi import (
+    ACCELERATOR_TYPES,
+    CPU_TENSOR_TYPES,
+    CUDA_TENSOR_TYPES,
+    DTYPES,
+    MEMORY_FORMATS,
+    TENSOR_ATTRIBUTES,
+    TENSOR_VALUED_ATTRIBUTES,
+)
 from devlint.names import dotted_name
 
 Evaluator = Callable[[Evaluation, cst.CSTNode], Value]
@@ -32,10 +40,22 @@ def eval_name(run: Evaluation, node: cst.Name) -> Value:
     known = run.lookup(node.value)
     if known is not None:
         return known
-    if run.qualify(node) is not None:
-        return F.UNKNOWN
+    qualified = run.qualify(node)
+    if qualified is not None:
+        return _imported(qualified)
     if is_device_name(node.value, run.solver.settings):
         return Value(Kind.DEVICE, Place(PlaceKind.DEVICE, node.value))
+    return F.UNKNOWN
+
+
+def _imported(qualified: str) -> Value:
+    """A torch name used as a value: a dtype, or a legacy typed-tensor class and where it allocates."""
+    if qualified in DTYPES or qualified in MEMORY_FORMATS:
+        return Value(Kind.SCALAR)
+    if qualified in CUDA_TENSOR_TYPES:
+        return Value(Kind.TENSOR_TYPE, Place(PlaceKind.ACCEL, "cuda"))
+    if qualified in CPU_TENSOR_TYPES:
+        return Value(Kind.TENSOR_TYPE, CPU)
     return F.UNKNOWN
 
 
@@ -71,7 +91,7 @@ def eval_attribute(run: Evaluation, node: cst.Attribute) -> Value:
             return known
         qualified = run.qualify(node)
         if qualified is not None:
-            return Value(Kind.SCALAR) if qualified in DTYPES or qualified in MEMORY_FORMATS else F.UNKNOWN
+            return _imported(qualified)
     base = run.eval(node.value)
     attr = node.attr.value
     if attr == "device":
@@ -204,6 +224,9 @@ def eval_ifexp(run: Evaluation, node: cst.IfExp) -> Value:
     if body.kind is Kind.DEVICE and orelse.kind is Kind.DEVICE and body.place != orelse.place:
         # The device-selection idiom: "the device", named by what it is assigned to.
         return Value(Kind.DEVICE, Place(PlaceKind.DEVICE))
+    if body.kind is Kind.TENSOR_TYPE and orelse.kind is Kind.TENSOR_TYPE and body.place != orelse.place:
+        # Its legacy form: `Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor`.
+        return Value(Kind.TENSOR_TYPE, Place(PlaceKind.DEVICE))
     return F.join(body, orelse)
 
 

@@ -67,6 +67,10 @@ def join_places(a: Place, b: Place) -> Place:
         return a if a.name == b.name else Place(PlaceKind.DEVICE)
     if a.kind is PlaceKind.FOLLOWS and b.kind is PlaceKind.FOLLOWS:
         return Place(PlaceKind.FOLLOWS)  # one input or another: the caller chooses either way
+    if a.on_accelerator and b.kind is PlaceKind.CPU or b.on_accelerator and a.kind is PlaceKind.CPU:
+        # `if args.cuda: x = x.cuda()`: on an accelerator where the branch runs, so a device
+        # chosen at run time, as the device-selection idiom chooses it.
+        return Place(PlaceKind.DEVICE)
     return UNKNOWN_PLACE
 
 
@@ -77,6 +81,7 @@ class Kind(Enum):
     DEVICE = "device"  # a torch.device or a device string
     SEQ = "seq"  # a list/tuple/dict/iterator whose elements are `elem`
     INSTANCE = "instance"  # an object of a class defined in this file
+    TENSOR_TYPE = "tensor type"  # a legacy typed-tensor class (`torch.cuda.FloatTensor`): calling it creates a tensor at its place
     SCALAR = "scalar"  # Python numbers, numpy values, .item(): mix with anything
     NONE = "none"
     UNKNOWN = "unknown"
@@ -134,7 +139,7 @@ def join(a: Value, b: Value) -> Value:
     return Value(
         kind=kind,
         place=place,
-        origin=a.origin if a.origin == b.origin or place == a.place else (b.origin if place == b.place else None),
+        origin=_joined_origin(a, b, place),
         batch=a.batch if a.batch is not None and a.batch == b.batch else None,
         part=a.part and b.part,
         weak=a.weak or b.weak,
@@ -145,6 +150,17 @@ def join(a: Value, b: Value) -> Value:
         stateless=a.stateless and b.stateless,
         parts=parts if kind is Kind.SEQ else (),
     )
+
+
+def _joined_origin(a: Value, b: Value, place: Place) -> Origin | None:
+    if a.origin == b.origin or place == a.place:
+        return a.origin
+    if place == b.place:
+        return b.origin
+    if place.kind is PlaceKind.DEVICE:
+        # CPU on one path, an accelerator on the other: the move is the reason.
+        return a.origin if a.place.on_accelerator else b.origin
+    return None
 
 
 def tuple_of(items: "list[Value]") -> Value:

@@ -50,6 +50,8 @@ def combine(run: Evaluation, node: cst.CSTNode, operands: Arguments, module: Ope
         if inputs:
             run.conflict(node, fresh[0], inputs[0])
             return F.UNKNOWN
+    # In a branch that only runs where `device` is the CPU, a tensor on `device` is a CPU tensor.
+    tensors = [Operand(op.expr, op.value.at(CPU)) if op.value.place in run.cpu_places else op for op in tensors]
     places = [op.value for op in tensors if not op.value.scalar] or [op.value for op in tensors]
     if not places:
         follows = [v for _, v in operands if v.place.kind is PlaceKind.FOLLOWS]

@@ -22,6 +22,7 @@ from devlint.analysis.usage import own_members
 from devlint.analysis.torchapi import (
     CPU_ARGUMENTS,
     CROSS_DEVICE_METHODS,
+    CUDA_TENSOR_TYPES,
     DTYPES,
     INPUT_FOLLOWING,
     LIKE_FACTORIES,
@@ -53,7 +54,7 @@ _TQDM = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.st
 _NOT_TENSOR_NAMESPACES = ("torch.cuda.", "torch.backends.", "torch.distributed.", "torch.utils.")
 # Module methods that return the module itself.
 _MODULE_RETURNING = frozenset({"train", "eval", "float", "double", "half", "bfloat16", "requires_grad_", "zero_grad", "apply", "share_memory"})
-_MOVES = frozenset({"to", "cuda", "cpu", "type_as", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"})
+_MOVES = frozenset({"to", "cuda", "cpu", "type", "type_as", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"})
 
 
 def call_qualified(run: Evaluation, node: cst.Call, qualified: str) -> Value:
@@ -72,6 +73,9 @@ def call_qualified(run: Evaluation, node: cst.Call, qualified: str) -> Value:
         return Value(Kind.LOADER, elem=batch_value(run, run.source(node.func), node))
     if factory_placement(qualified) is not None:
         return factory(run, node, qualified)
+    if qualified in CUDA_TENSOR_TYPES:
+        arguments(run, node)
+        return typed_tensor(run, node, Place(PlaceKind.ACCEL, "cuda"))
     if qualified in LIKE_FACTORIES:
         args = arguments(run, node)
         device = device_keyword(node)  # `device=None`: the input's device
@@ -139,6 +143,14 @@ def _torch_function(run: Evaluation, node: cst.Call, qualified: str) -> Value:
     if result.kind is Kind.UNKNOWN and result.place.kind is PlaceKind.FOLLOWS:
         return replace(result, kind=Kind.TENSOR)
     return result
+
+
+def typed_tensor(run: Evaluation, node: cst.Call, place: Place) -> Value:
+    """`Tensor(n, 1)` for a legacy typed-tensor class: a new tensor where the class allocates."""
+    what = f"created by `{' '.join(run.source(node.func).split())}(...)`"
+    if place == CPU:
+        return Value(Kind.TENSOR, CPU, run.origin(node, what + " on the CPU", factory=True))
+    return Value(Kind.TENSOR, place, run.origin(node, what))
 
 
 def may_pass_device(run: Evaluation, node: cst.Call, args: Arguments) -> bool:
@@ -311,6 +323,12 @@ def move(run: Evaluation, node: cst.Call, method: str, receiver: Value) -> Value
         place, what = CPU, "moved to the CPU by `.cpu()`"
     elif method == "cuda":
         place, what = Place(PlaceKind.ACCEL, "cuda"), "moved by `.cuda()`"
+    elif method == "type":
+        if not args:
+            return F.SCALAR  # `x.type()`: the type's name
+        place, what = _type_target(run, args[0], receiver), "converted by `.type()`"
+        if place == receiver.place and receiver.origin is not None:
+            return receiver
     elif method == "type_as":
         place, what = (args[0][1].place if args else F.UNKNOWN_PLACE), "placed by `.type_as()`"
     elif method.startswith("new_"):
@@ -326,6 +344,20 @@ def move(run: Evaluation, node: cst.Call, method: str, receiver: Value) -> Value
     if receiver.kind is Kind.INSTANCE and receiver.cls in classes and classes[receiver.cls].is_module:
         kind = Kind.MODULE
     return Value(kind, place, run.origin(node, what), cls=receiver.cls, elem=receiver.elem if receiver.kind is Kind.SEQ else None)
+
+
+def _type_target(run: Evaluation, arg: tuple[cst.CSTNode, Value], receiver: Value) -> Place:
+    """Where `.type(T)` puts the tensor: a CUDA type moves it to the GPU, a CPU type to the CPU
+    (`x.type(torch.FloatTensor)` copies a CUDA tensor back), a dtype keeps it where it is."""
+    expr, value = arg
+    if value.kind is Kind.TENSOR_TYPE:
+        return value.place
+    text = string_value(expr) if isinstance(expr, cst.BaseExpression) else None
+    if text is not None:
+        return Place(PlaceKind.ACCEL, "cuda") if text.startswith("torch.cuda.") else CPU
+    if value.kind is Kind.SCALAR:
+        return receiver.place  # a dtype
+    return F.UNKNOWN_PLACE
 
 
 def _to_target(run: Evaluation, node: cst.Call, args: Arguments, receiver: Value) -> Place:

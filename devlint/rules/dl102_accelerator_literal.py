@@ -137,6 +137,12 @@ class AcceleratorLiteral(Rule):
                 self._flag(literal, "as the default device")
             return
         func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "type" and len(node.args) == 1 and node.args[0].keyword is None:
+            target = node.args[0].value
+            text = string_value(target)
+            if self.ctx.qualify(target) in CUDA_TENSOR_TYPES or text is not None and text.startswith("torch.cuda."):
+                self._flag(target, "in `.type()`")
+                return
         if isinstance(func, cst.Attribute) and func.attr.value == "to" and node.args and node.args[0].keyword is None:
             literal = self._accelerator_literal(node.args[0].value)
             if literal is not None:
@@ -223,6 +229,10 @@ class AcceleratorLiteral(Rule):
                 self._flag(literal, f"as the default of `{node.name.value}`")
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        if self.ctx.qualify(node.value) in CUDA_TENSOR_TYPES and id(node.value) not in self._idiom:
+            # `Tensor = torch.cuda.FloatTensor`: every `Tensor(...)` and `.type(Tensor)` allocates on the GPU.
+            self._flag(node.value, "assigned as the tensor type")
+            return
         names = [dotted_name(target.target) or "" for target in node.targets]
         if any(_is_device_name(name.rsplit(".", 1)[-1]) for name in names):
             literal = self._accelerator_literal(node.value)
