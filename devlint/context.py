@@ -85,6 +85,13 @@ class FileContext:
         return DeviceAnalysis(self.module, self.names, self.settings, self.local_bindings)
 
     @cached_property
+    def gpu_only(self) -> bool:
+        """The file cannot run without a GPU whatever it is told (Triton, NCCL scripts)."""
+        from devlint.analysis.gpu_only import gpu_only_by_construction
+
+        return gpu_only_by_construction(self.module, self.names)
+
+    @cached_property
     def guards(self) -> "AcceleratorGuards":
         from devlint.analysis.guards import AcceleratorGuards
 

@@ -63,18 +63,39 @@ def test_gpu_only_scripts_are_not_reported() -> None:
 
     dist.init_process_group(backend="nccl")
     torch.cuda.synchronize()
+    x = torch.zeros(3).cuda()
     """
-    per_process = """
-    import os
+    kernels = """
     import torch
+    import triton
 
-    local_rank = int(os.environ["LOCAL_RANK"])
-    torch.cuda.set_device(local_rank)
-    print(torch.cuda.current_device())
+
+    def launch(x):
+        with torch.cuda.device(x.device.index):
+            return x
     """
-    assert positions(nccl, DL103) == []
-    assert positions(per_process, DL103) == []
-    assert positions("import torch\ntorch.cuda.set_device(0)\n", DL103) == [("DL103", 2, 1)]
+    portable = """
+    import torch
+    import torch.distributed as dist
+
+    dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
+    torch.cuda.synchronize()
+    """
+    assert positions(nccl, Settings(select=("DL1",))) == []
+    assert positions(kernels, DL103) == []
+    assert positions(portable, DL103) == [("DL103", 5, 1)]
+
+
+def test_device_ids_of_a_multi_gpu_wrapper_are_not_reported() -> None:
+    source = """
+    import torch
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+    def wrap(model):
+        return DDP(model, device_ids=[torch.cuda.current_device()])
+    """
+    assert positions(source, DL103) == []
 
 
 def test_legacy_typed_constructors_are_left_to_dl102() -> None:

@@ -19,7 +19,8 @@ def escape(run: Evaluation, node: cst.Call, args: Arguments) -> None:
     Before forgetting: an opaque call that receives a module on the device and an
     unmoved batch (`writer.add_graph(model, images)`) runs one on the other.
     """
-    modules = [(expr, value) for expr, value in args if value.kind is Kind.MODULE and value.place.on_accelerator]
+    # A module, or what may be one (`model = model.to(device)` on a parameter of unknown kind).
+    modules = [(expr, value) for expr, value in args if value.kind in (Kind.MODULE, Kind.UNKNOWN) and value.place.on_accelerator and not value.weak]
     batches = [(expr, value) for expr, value in args if value.batch is not None]
     has_device = any(value.kind is Kind.DEVICE for _, value in args)
     if modules and batches and not has_device:

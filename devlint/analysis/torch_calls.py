@@ -37,6 +37,7 @@ from devlint.analysis.torchapi import (
     SHAPE_ONLY_METHODS,
     SHAPE_TENSORS,
     TENSOR,
+    TENSOR_METHODS,
     TENSOR_ONLY_MEMBERS,
     TENSORS,
     factory_placement,
@@ -289,7 +290,7 @@ def call_on(run: Evaluation, node: cst.Call, func: cst.Attribute, receiver: Valu
     shown = receiver.kind is Kind.UNKNOWN and method in TENSOR_ONLY_MEMBERS and not receiver.weak and method not in own_members(run.solver.program)
     if shown:
         receiver = replace(receiver, kind=Kind.TENSOR)
-    if receiver.kind is Kind.TENSOR or receiver.kind is Kind.UNKNOWN and receiver.place.kind is PlaceKind.FOLLOWS and method not in NON_TENSOR_METHODS:
+    if receiver.kind is Kind.TENSOR or receiver.kind is Kind.UNKNOWN and receiver.place.kind is PlaceKind.FOLLOWS and method in TENSOR_METHODS and method not in NON_TENSOR_METHODS:
         results = method_results(method)
         if method in NON_TENSOR_METHODS or method in SHAPE_ONLY_METHODS:
             return F.SCALAR

@@ -40,7 +40,7 @@ class CudaCall(Rule):
             return
         if self.ctx.qualify(func.value) is not None and self.ctx.qualify(func.value).split(".")[0] == "torch":
             return  # torch.cuda is the module, not a .cuda() call
-        if self.ctx.guards.guarded and not self.ctx.settings.strict:
+        if self.ctx.guards.guarded and not self.ctx.settings.strict or self.ctx.gpu_only:
             return
         if any(arg.keyword is None and not isinstance(arg.value, cst.Integer) or arg.keyword is not None and arg.keyword.value == "device" for arg in node.args):
             # `.cuda(rank)`: one GPU per process, multi-GPU code that is GPU-only by design.

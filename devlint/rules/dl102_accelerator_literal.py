@@ -100,7 +100,7 @@ class AcceleratorLiteral(Rule):
         return None
 
     def _flag(self, node: cst.CSTNode, where: str) -> None:
-        if self.ctx.guards.guarded or id(node) in self._reported:
+        if self.ctx.guards.guarded or id(node) in self._reported or self.ctx.gpu_only:
             return
         self._reported.add(id(node))
         text = _snippet(self.ctx.module.code_for_node(node))

@@ -4,16 +4,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devlint.analysis.guards import string_value
 from devlint.analysis.torchapi import CUDA_RAISING_CALLS
-from devlint.names import ImportTable
 from devlint.rule import Rule
-from devlint.tree import descendants
 
 # The legacy typed constructors and storages place data: DL102's business, not a runtime call.
 _PLACING_SUFFIXES = ("Tensor", "Storage")
-_PROCESS_GROUP = frozenset({"torch.distributed.init_process_group"})
-_SET_DEVICE = frozenset({"torch.cuda.set_device"})
 
 
 class CudaRuntimeCall(Rule):
@@ -29,9 +24,9 @@ class CudaRuntimeCall(Rule):
     are not reported.
 
     Not reported: calls under an availability check (the same guards as
-    DL101, `strict` included), and files that are GPU-only by construction:
-    multi-GPU scripts that initialise NCCL (`init_process_group("nccl")`) or
-    give each process its GPU with `torch.cuda.set_device(local_rank)`.
+    DL101, `strict` included), CUDA ordinals given as `device_ids=[...]` to a
+    multi-GPU wrapper, and files that are GPU-only by construction (Triton
+    kernels, multi-GPU scripts that initialise an NCCL process group).
     """
 
     code = "DL103"
@@ -41,7 +36,15 @@ class CudaRuntimeCall(Rule):
 
     def __init__(self, ctx) -> None:  # noqa: ANN001 - FileContext
         super().__init__(ctx)
-        self._gpu_only: bool | None = None
+        self._device_ids: list[cst.CSTNode] = []  # `device_ids=[...]` arguments open in the walk
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None and node.keyword.value == "device_ids":
+            self._device_ids.append(node)
+
+    def leave_Arg(self, original_node: cst.Arg) -> None:
+        if self._device_ids and self._device_ids[-1] is original_node:
+            self._device_ids.pop()
 
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.ctx.qualify(node.func)
@@ -49,9 +52,9 @@ class CudaRuntimeCall(Rule):
             return
         if self.ctx.guards.guarded and not self.ctx.settings.strict:
             return
-        if self._gpu_only is None:
-            self._gpu_only = _gpu_only_by_construction(self.ctx.module, self.ctx.names)
-        if self._gpu_only:
+        if self.ctx.gpu_only or self._device_ids:
+            # Inside `DistributedDataParallel(model, device_ids=[torch.cuda.current_device()])`: CUDA
+            # ordinals that only multi-GPU wrappers read.
             return
         call = " ".join(self.ctx.module.code_for_node(node.func).split())
         self.report(
@@ -60,16 +63,3 @@ class CudaRuntimeCall(Rule):
             "run it only where CUDA is (`if torch.cuda.is_available():`) or only for a CUDA device (`if device.type == \"cuda\":`)",
         )
 
-
-def _gpu_only_by_construction(module: cst.Module, names: ImportTable) -> bool:
-    """A multi-GPU script: NCCL process groups, or one GPU per process chosen from a variable."""
-    for node in descendants(module):
-        if type(node) is not cst.Call:
-            continue
-        qualified = names.qualify(node.func)  # type: ignore[attr-defined]
-        if qualified in _PROCESS_GROUP:
-            if any(string_value(arg.value) == "nccl" for arg in node.args):  # type: ignore[attr-defined]
-                return True
-        elif qualified in _SET_DEVICE and node.args and not isinstance(node.args[0].value, cst.Integer):  # type: ignore[attr-defined]
-            return True
-    return False

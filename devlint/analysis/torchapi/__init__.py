@@ -49,6 +49,7 @@ CPU_TENSOR_TYPES = frozenset(name for name, place in FACTORIES.items() if place 
 # -- tensors, by what they have -----------------------------------------------------------------
 TENSOR_VALUED_ATTRIBUTES = _data.TENSOR_VALUED_ATTRIBUTES  # x.T, x.data, x.grad: on x's device
 TENSOR_ATTRIBUTES = _data.TENSOR_ATTRIBUTES
+TENSOR_METHODS = _data.TENSOR_METHODS
 TENSOR_ONLY_MEMBERS = _data.TENSOR_ONLY_MEMBERS
 MODULE_ONLY_MEMBERS = _data.MODULE_ONLY_MEMBERS
 MODULE_MEMBERS = _data.MODULE_MEMBERS
