@@ -259,3 +259,37 @@ def test_a_tensor_moved_under_a_flag_is_on_the_device_chosen_at_run_time() -> No
         "`torch.ones(3)` creates a CPU tensor (no `device=`) that meets `model(data)` on the device (moved by "
         "`.cuda()`, line 9) at line 11: create it on the device of the tensors it meets (`device=x.device` for a tensor `x`)"
     ]
+
+
+def test_an_element_of_a_cpu_schedule_is_a_0_dim_tensor_that_mixes_freely() -> None:
+    # Diffusion samplers: `alphas[t]` for an integer `t` is 0-dim, which PyTorch lets meet CUDA tensors;
+    # indexed with a tensor of timesteps it stays 1-D and on the CPU.
+    source = """
+    import torch
+
+
+    def step(x, t, device):
+        alphas = torch.linspace(0.1, 0.9, 1000)
+        x = x.to(device)
+        alpha = alphas[t]
+        first = alphas[[0]]
+        return x * alpha, x * (1 - alpha), x * first
+    """
+    assert findings(source) == [("DL303", 5, 14)]
+    assert messages(source)[0].endswith("at line 9: create it with `device=device`")
+
+
+def test_dimensions_follow_literal_data_and_sizes() -> None:
+    source = """
+    import torch
+
+
+    def f(x, device):
+        x = x.to(device)
+        a = torch.tensor(0.5) * x
+        b = torch.tensor([[0.5]])[0, 0] * x
+        c = torch.zeros(3, 4)[1].sum() * x
+        d = torch.ones(2, 2).float()[0] * x
+        return a + b + c + d
+    """
+    assert findings(source) == [("DL303", 9, 9)]

@@ -198,6 +198,33 @@ def function_results(namespace: object, prefix: str) -> dict[str, str]:
     return results
 
 
+# -- shapes ------------------------------------------------------------------------------------
+def dims_preserving(namespace: object, names: list[str], method: bool) -> list[str]:
+    """Callables whose result has as many dimensions as their tensor input: `x.sqrt()`,
+    `x.float()`, `x.cumsum(0)`, `torch.exp(x)`, `x.masked_fill(m, 0)`. Tried on a (2, 1, 3) tensor,
+    whose size-1 dimension catches `squeeze`, with no argument, the dimension 0, or the tensor itself."""
+    found = []
+    for name in names:
+        if name in ("resize_", "set_", "share_memory_", "backward", "register_hook", "apply_", "map_", "map2_", "pin_memory", "requires_grad_", "retain_grad"):
+            continue
+        func = getattr(namespace, name, None)
+        if func is None or not callable(func):
+            continue
+        for extra in ((), (0,), ("sample",)):
+            sample = torch.rand(2, 1, 3)
+            args = tuple(sample.clone() if a == "sample" else a for a in extra)
+            try:
+                with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
+                    warnings.simplefilter("ignore")
+                    result = getattr(sample, name)(*args) if method else func(sample, *args)
+            except Exception:  # noqa: BLE001 - not with these arguments
+                continue
+            if isinstance(result, torch.Tensor) and result.dim() == 3:
+                found.append(name)
+            break
+    return sorted(found)
+
+
 # -- factories ---------------------------------------------------------------------------------
 _TRIAL_ARGUMENTS: tuple[tuple[tuple[object, ...], dict[str, object]], ...] = (
     ((2,), {}),
@@ -478,6 +505,8 @@ def generate() -> str:
     names("LIKE_FACTORIES", "torch.*_like(t): on t's device unless given device=.", like_factories(schemas))
     names("DTYPES", "torch dtypes.", dtypes)
     names("MEMORY_FORMATS", "torch memory formats.", formats)
+    names("DIMS_PRESERVING_METHODS", "Tensor methods whose result has the dimensions of the tensor.", dims_preserving(torch.Tensor, methods, method=True))
+    names("DIMS_PRESERVING_FUNCTIONS", "torch.* functions whose result has the dimensions of their first tensor.", [f"torch.{n}" for n in dims_preserving(torch, sorted(n[6:] for n in torch_results), method=False)])
     names("LAYOUTS", "torch layouts.", layouts)
     names("NN_MODULES", "torch.nn module classes.", module_names)
     names("NN_MODULES_WITH_DEVICE", "torch.nn module classes whose constructor takes device=.", module_with_device)

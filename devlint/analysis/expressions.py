@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import libcst as cst
 
+from devlint.analysis import dimensions
 from devlint.analysis import facts as F
 from devlint.analysis.evaluation import Arguments, Evaluation
 from devlint.analysis.events import Operand
@@ -163,7 +164,10 @@ def eval_subscript(run: Evaluation, node: cst.Subscript) -> Value:
             for index_expr, index in indices:
                 if index.kind is Kind.TENSOR and index.place.on_accelerator and not index.weak:
                     run.conflict(node, Operand(node.value, base), Operand(index_expr, index))
-        return base.at(base.place, scalar=False)
+        # `None`, `...` and tensor indices are not numbers: they leave the dimensions unknown.
+        numbers = all(value.kind is Kind.SCALAR for _, value in indices)
+        dims = dimensions.after_indexing(base.dims, len(indices)) if numbers else None
+        return base.at(base.place, scalar=dims == 0, dims=dims)
     if base.kind is Kind.UNKNOWN and base.place.kind is PlaceKind.FOLLOWS:
         return base
     return F.UNKNOWN
@@ -189,7 +193,11 @@ def eval_binary(run: Evaluation, node: cst.BinaryOperation) -> Value:
         return F.UNKNOWN
     if left.kind is Kind.SEQ and right.kind is Kind.SEQ and isinstance(node.operator, cst.Add):
         return Value(Kind.SEQ, elem=F.join(left.elem or F.NONE, right.elem or F.NONE))
-    return combine(run, node, [(node.left, left), (node.right, right)])
+    result = combine(run, node, [(node.left, left), (node.right, right)])
+    if result.kind is Kind.TENSOR and not isinstance(node.operator, cst.MatrixMultiply):
+        dims = dimensions.broadcast([left, right])
+        result = replace(result, dims=dims, scalar=result.scalar or dims == 0)
+    return result
 
 
 def eval_unary(run: Evaluation, node: cst.UnaryOperation) -> Value:

@@ -111,6 +111,7 @@ class Value:
     stateless: bool = False  # MODULE: owns no parameters or buffers, so any device's tensors go through it
     parts: tuple["Value", ...] = ()  # SEQ: elements on different known devices, kept apart for cat/stack
     items: tuple["Value", ...] | None = None  # SEQ of fixed length: `(x, y)`, an `enumerate` pair
+    dims: int | None = None  # TENSOR: how many dimensions, where the code shows it (0: mixes like a number)
 
     def at(self, place: Place, origin: Origin | None = None, **changes: object) -> "Value":
         return replace(self, place=place, origin=origin or self.origin, **changes)  # type: ignore[arg-type]
@@ -149,6 +150,7 @@ def join(a: Value, b: Value) -> Value:
         in_module=a.in_module if a.in_module == b.in_module else "",
         stateless=a.stateless and b.stateless,
         parts=parts if kind is Kind.SEQ else (),
+        dims=a.dims if a.dims == b.dims else None,
     )
 
 

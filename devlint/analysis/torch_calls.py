@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import libcst as cst
 
+from devlint.analysis import dimensions
 from devlint.analysis import facts as F
 from devlint.analysis.call_arguments import arguments, device_keyword, flat, keyword, keywords_unpacked
 from devlint.analysis.class_facts import nn_owns_no_state
@@ -18,11 +19,14 @@ from devlint.analysis.guards import device_type_of_string, string_value
 from devlint.analysis.naming import is_device_name
 from devlint.analysis.opaque import escape, forget_modules
 from devlint.analysis.placement import combine
+from devlint.analysis.shapes import full_reduction
 from devlint.analysis.usage import own_members
 from devlint.analysis.torchapi import (
     CPU_ARGUMENTS,
     CROSS_DEVICE_METHODS,
     CUDA_TENSOR_TYPES,
+    DIMS_PRESERVING_FUNCTIONS,
+    DIMS_PRESERVING_METHODS,
     DTYPES,
     INPUT_FOLLOWING,
     LIKE_FACTORIES,
@@ -142,8 +146,24 @@ def _torch_function(run: Evaluation, node: cst.Call, qualified: str) -> Value:
         args = [(expr, value) for index, ((expr, value), arg) in enumerate(zip(args, node.args)) if (arg.keyword.value if arg.keyword else index) in keep]
     result = combine(run, node, flat(args))
     if result.kind is Kind.UNKNOWN and result.place.kind is PlaceKind.FOLLOWS:
-        return replace(result, kind=Kind.TENSOR)
+        result = replace(result, kind=Kind.TENSOR)
+    if result.kind is Kind.TENSOR and args:
+        dims = 0 if full_reduction(node) else _function_dims(qualified, args)
+        if dims is not None:
+            result = replace(result, dims=dims, scalar=result.scalar or dims == 0)
     return result
+
+
+def _function_dims(qualified: str, args: Arguments) -> int | None:
+    first = args[0][1]
+    if qualified in DIMS_PRESERVING_FUNCTIONS:
+        return first.dims
+    if qualified in ("torch.cat", "torch.concat", "torch.concatenate", "torch.stack") and first.kind is Kind.SEQ:
+        elements = first.items or first.parts or ((first.elem,) if first.elem is not None else ())
+        known = next((e.dims for e in elements if e.dims is not None), None)
+        if known is not None:
+            return known + 1 if qualified == "torch.stack" else known
+    return None
 
 
 def typed_tensor(run: Evaluation, node: cst.Call, place: Place) -> Value:
@@ -206,14 +226,15 @@ def factory(run: Evaluation, node: cst.Call, qualified: str) -> Value:
             return tensors[0].at(tensors[0].place)
     if run.default_place != CPU and factory_placement(qualified) == "default":
         return Value(Kind.TENSOR, run.default_place, run.origin(node, f"created by `{qualified}`"))
-    scalar = qualified in ("torch.tensor", "torch.as_tensor") and bool(args) and args[0][1].kind is Kind.SCALAR
+    dims = dimensions.of_factory(qualified, node, args)
     in_module = run.cls.name if run.in_module_method and run.cls is not None else ""
     return Value(
         Kind.TENSOR,
         CPU,
         run.origin(node, f"created by `{qualified}` without `device=`", factory=True),
-        scalar=scalar,
+        scalar=dims == 0,
         in_module=in_module,
+        dims=dims,
     )
 
 
@@ -302,8 +323,13 @@ def call_on(run: Evaluation, node: cst.Call, func: cst.Attribute, receiver: Valu
             return Value(Kind.SEQ, elem=Value(Kind.TENSOR, receiver.place, receiver.origin))
         if receiver.kind is Kind.TENSOR and results == {TENSOR} and result.kind is Kind.UNKNOWN and result.place == receiver.place:
             result = replace(result, kind=Kind.TENSOR)
+        if result.kind is Kind.TENSOR and method in DIMS_PRESERVING_METHODS and receiver.dims is not None:
+            result = replace(result, dims=receiver.dims, scalar=result.scalar or receiver.dims == 0)
+        if result.kind is Kind.TENSOR and full_reduction(node):
+            result = replace(result, dims=0, scalar=True)  # `t.sum()`: one number, as a 0-dim tensor
         if result.kind is Kind.TENSOR and result.place == receiver.place:
-            return replace(result, origin=receiver.origin, in_module=receiver.in_module, scalar=receiver.scalar and result.scalar)
+            scalar = result.scalar if result.dims is not None else receiver.scalar and result.scalar
+            return replace(result, origin=receiver.origin, in_module=receiver.in_module, scalar=scalar)
         return result
     if method in ("item", "tolist", "size", "dim", "numel"):
         # `x.size()` and `x.tolist()` are sequences (`torch.tensor(x.size())` is 1-D).
@@ -340,11 +366,12 @@ def move(run: Evaluation, node: cst.Call, method: str, receiver: Value) -> Value
         place, what = _to_target(run, node, args, receiver), "moved by `.to()`"
         if place == receiver.place and receiver.origin is not None:
             return receiver
+    dims = receiver.dims  # a move or a conversion keeps the shape
     kind = receiver.kind if receiver.kind in (Kind.TENSOR, Kind.MODULE, Kind.INSTANCE) else (Kind.TENSOR if receiver.batch is not None else Kind.UNKNOWN)
     classes = run.solver.program.classes
     if receiver.kind is Kind.INSTANCE and receiver.cls in classes and classes[receiver.cls].is_module:
         kind = Kind.MODULE
-    return Value(kind, place, run.origin(node, what), cls=receiver.cls, elem=receiver.elem if receiver.kind is Kind.SEQ else None)
+    return Value(kind, place, run.origin(node, what), cls=receiver.cls, elem=receiver.elem if receiver.kind is Kind.SEQ else None, dims=dims, scalar=dims == 0)
 
 
 def _type_target(run: Evaluation, arg: tuple[cst.CSTNode, Value], receiver: Value) -> Place:

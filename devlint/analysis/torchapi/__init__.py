@@ -42,6 +42,8 @@ def takes_device(qualified: str) -> bool:
 
 # -- dtypes and what `.to()` can be told -------------------------------------------------------
 DTYPES = _data.DTYPES
+DIMS_PRESERVING_METHODS = _data.DIMS_PRESERVING_METHODS
+DIMS_PRESERVING_FUNCTIONS = _data.DIMS_PRESERVING_FUNCTIONS
 MEMORY_FORMATS = _data.MEMORY_FORMATS
 # torch.FloatTensor & co. as a `.type()` argument: CPU types.
 CPU_TENSOR_TYPES = frozenset(name for name, place in FACTORIES.items() if place == "cpu" and name.endswith("Tensor"))
