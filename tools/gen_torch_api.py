@@ -198,6 +198,52 @@ def function_results(namespace: object, prefix: str) -> dict[str, str]:
     return results
 
 
+# -- arguments that must be tensors -------------------------------------------------------------------
+def tensor_arguments(namespace: object, prefix: str, schemas: dict[str, list[torch._C.FunctionSchema]], method: bool) -> dict[str, str]:
+    """For each function (or method, without `self`): the arguments every overload types as a
+    Tensor, by position and by name, "0,2|input,index". Passing anything else there raises, so
+    what is passed there is a tensor."""
+    found: dict[str, str] = {}
+    for name in _public(dir(namespace)):
+        func = getattr(namespace, name, None)
+        if func is None or not callable(func) or inspect.isclass(func):
+            continue
+        overloads = [s for s in schemas.get(name, ()) if _tensor_overload(s)]
+        if method:
+            overloads = [s for s in overloads if s.arguments and s.arguments[0].name == "self" and str(s.arguments[0].type) == "Tensor"]
+        signatures: list[list[tuple[str, bool]]] = []
+        for schema in overloads:
+            arguments = [a for a in schema.arguments if not a.kwarg_only][1 if method else 0 :]
+            signatures.append([(a.name, str(a.type) == "Tensor") for a in arguments])
+        if not signatures:
+            signatures = _annotated_signature(func, method)
+        if not signatures:
+            continue
+        positions = [i for i in range(min(len(sig) for sig in signatures)) if all(sig[i][1] for sig in signatures)]
+        named = {n for sig in signatures for n, tensor in sig if tensor}
+        named = {n for n in named if all(tensor for sig in signatures for m, tensor in sig if m == n)}
+        if positions or named:
+            found[f"{prefix}.{name}"] = ",".join(map(str, positions)) + "|" + ",".join(sorted(named))
+    return found
+
+
+def _annotated_signature(func: object, method: bool) -> list[list[tuple[str, bool]]]:
+    """A Python function's parameters and whether each is annotated `Tensor` (not Optional)."""
+    try:
+        params = list(inspect.signature(func).parameters.values())  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return []
+    if method:
+        params = params[1:]
+    out = []
+    for p in params:
+        if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            break
+        annotation = p.annotation
+        out.append((p.name, annotation is torch.Tensor or annotation == "Tensor"))
+    return [out] if out else []
+
+
 # -- shapes ------------------------------------------------------------------------------------
 def dims_preserving(namespace: object, names: list[str], method: bool) -> list[str]:
     """Callables whose result has as many dimensions as their tensor input: `x.sqrt()`,
@@ -505,6 +551,11 @@ def generate() -> str:
     names("LIKE_FACTORIES", "torch.*_like(t): on t's device unless given device=.", like_factories(schemas))
     names("DTYPES", "torch dtypes.", dtypes)
     names("MEMORY_FORMATS", "torch memory formats.", formats)
+    table("TENSOR_ARGUMENTS", "Arguments every overload types as a Tensor: positions|names.", {
+        **tensor_arguments(torch, "torch", schemas, method=False),
+        **tensor_arguments(torch.nn.functional, "torch.nn.functional", schemas, method=False),
+        **{k.replace("Tensor.", ""): v for k, v in tensor_arguments(torch.Tensor, "Tensor", schemas, method=True).items()},
+    })
     names("DIMS_PRESERVING_METHODS", "Tensor methods whose result has the dimensions of the tensor.", dims_preserving(torch.Tensor, methods, method=True))
     names("DIMS_PRESERVING_FUNCTIONS", "torch.* functions whose result has the dimensions of their first tensor.", [f"torch.{n}" for n in dims_preserving(torch, sorted(n[6:] for n in torch_results), method=False)])
     names("LAYOUTS", "torch layouts.", layouts)

@@ -46,6 +46,7 @@ from devlint.analysis.torchapi import (
     TENSORS,
     factory_placement,
     method_results,
+    tensor_arguments,
     owns_no_state_by_default,
 )
 from devlint.analysis.torchapi.frameworks import LOADER_CLASSES, MOVE_HELPERS
@@ -132,8 +133,26 @@ def _device(run: Evaluation, node: cst.Call) -> Value:
     return Value(Kind.DEVICE, Place(PlaceKind.DEVICE, "" if "if" in text else text))
 
 
+def shown_tensors(name: str, node: cst.Call, args: Arguments) -> Arguments:
+    """Arguments passed where torch takes nothing but a tensor are tensors (a caller's, if their
+    place follows a parameter)."""
+    positions, names = tensor_arguments(name)
+    if not positions and not names:
+        return args
+    out: Arguments = []
+    index = 0
+    for (expr, value), arg in zip(args, node.args):
+        at = arg.keyword.value in names if arg.keyword is not None else (not arg.star and index in positions)
+        if arg.keyword is None and not arg.star:
+            index += 1
+        if at and value.kind is Kind.UNKNOWN and not value.weak and value.batch is None:
+            value = replace(value, kind=Kind.TENSOR)
+        out.append((expr, value))
+    return out
+
+
 def _torch_function(run: Evaluation, node: cst.Call, qualified: str) -> Value:
-    args = arguments(run, node)
+    args = shown_tensors(qualified, node, arguments(run, node))
     if qualified in NO_TENSOR_CALLS:
         return F.UNKNOWN
     if qualified.startswith("torch.nn.modules.utils."):
@@ -317,6 +336,8 @@ def call_on(run: Evaluation, node: cst.Call, func: cst.Attribute, receiver: Valu
             return F.SCALAR
         if method in CROSS_DEVICE_METHODS:
             return receiver.at(receiver.place, kind=Kind.TENSOR, scalar=False)
+        if receiver.kind is Kind.TENSOR:
+            args = shown_tensors(method, node, args)
         result = combine(run, node, [(func.value, receiver), *flat(args)])
         if receiver.kind is Kind.TENSOR and results == {TENSORS} and result.place == receiver.place:
             # `x.split(n)`, `x.chunk(2)`, `x.topk(k)`: tensors on x's device.

@@ -1,8 +1,9 @@
 """What a function's own code shows its parameters to be.
 
-A parameter annotated `torch.Tensor`, or one the body uses through a member
-that only tensors have (`x.unsqueeze(0)`, `x.device`, `x.detach()`), is a
-tensor: neither an `nn.Module`, a numpy array, a pandas object, a PIL image
+A parameter annotated `torch.Tensor`, one the body uses through a member
+that only tensors have (`x.unsqueeze(0)`, `x.device`, `x.detach()`), or one
+it passes where torch takes nothing but a tensor (`torch.index_select(x, ...)`,
+`F.conv2d(x, w)`, both read from torch's operator schemas) is a tensor: neither an `nn.Module`, a numpy array, a pandas object, a PIL image
 nor a builtin container has those members (the lists come from the
 libraries themselves, tools/gen_torch_api.py). A member that a class of the
 file defines proves nothing: the parameter may be one of those objects.
@@ -13,7 +14,7 @@ from __future__ import annotations
 import libcst as cst
 
 from devlint.analysis.program import FunctionInfo, Program
-from devlint.analysis.torchapi import TENSOR_ONLY_MEMBERS
+from devlint.analysis.torchapi import TENSOR_ONLY_MEMBERS, tensor_arguments
 from devlint.names import ImportTable
 from devlint.tree import descendants
 
@@ -48,8 +49,33 @@ def tensor_parameters(func: FunctionInfo, program: Program, names: ImportTable) 
                 member = node.attr.value  # type: ignore[attr-defined]
                 if name in params and member in TENSOR_ONLY_MEMBERS and member not in excluded:
                     found.add(name)
+            elif type(node) is cst.Call:
+                found.update(_passed_as_tensors(node, params, names, excluded))  # type: ignore[arg-type]
         func.tensor_params = frozenset(found)
     return func.tensor_params
+
+
+def _passed_as_tensors(call: cst.Call, params: set[str], names: ImportTable, excluded: frozenset[str]) -> set[str]:
+    """Parameters passed where torch takes nothing but a tensor: `torch.index_select(x, 1, i)`,
+    `F.conv2d(x, w)`, `t.gather(1, index)` (a tensor-only method, so `t` is a tensor too)."""
+    qualified = names.qualify(call.func)
+    if qualified is not None:
+        positions, keywords = tensor_arguments(qualified)
+    elif isinstance(call.func, cst.Attribute) and call.func.attr.value in TENSOR_ONLY_MEMBERS and call.func.attr.value not in excluded:
+        positions, keywords = tensor_arguments(call.func.attr.value)
+    else:
+        return set()
+    found = set()
+    index = 0
+    for arg in call.args:
+        if arg.star:
+            continue
+        at = arg.keyword.value in keywords if arg.keyword is not None else index in positions
+        if arg.keyword is None:
+            index += 1
+        if at and isinstance(arg.value, cst.Name) and arg.value.value in params:
+            found.add(arg.value.value)
+    return found
 
 
 def _tensor_annotation(annotation: cst.BaseExpression, names: ImportTable) -> bool:

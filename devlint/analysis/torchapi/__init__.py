@@ -73,6 +73,16 @@ def function_results(qualified: str) -> frozenset[str]:
     return _kinds(_data.TORCH_FUNCTION_RESULTS.get(qualified) or _data.FUNCTIONAL_RESULTS.get(qualified))
 
 
+def tensor_arguments(name: str) -> tuple[frozenset[int], frozenset[str]]:
+    """Where `name` (`torch.index_select`, a tensor method `gather`) takes nothing but a tensor:
+    positions (counting after `self` for methods) and keyword names."""
+    entry = _data.TENSOR_ARGUMENTS.get(name)
+    if entry is None:
+        return frozenset(), frozenset()
+    positions, _, names = entry.partition("|")
+    return frozenset(int(p) for p in positions.split(",") if p), frozenset(n for n in names.split(",") if n)
+
+
 # Methods whose result is never a tensor (`item`, `tolist`, `size`, `dim`, `is_contiguous`).
 NON_TENSOR_METHODS = frozenset(m for m, kinds in _data.TENSOR_METHOD_RESULTS.items() if kinds == VALUE)
 # Methods that only read sizes: `x.size(0)`, `x.numel()`.
