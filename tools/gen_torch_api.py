@@ -387,6 +387,22 @@ def _owns_nothing(module: torch.nn.Module) -> bool:
     return not list(module.parameters()) and not list(module.buffers()) and not list(module.children())
 
 
+def module_classes() -> list[str]:
+    """Every nn.Module subclass torch.nn defines, private bases included (`_Loss`, `_ConvNd`), by name."""
+    import pkgutil
+
+    found = set()
+    for info in pkgutil.walk_packages(torch.nn.modules.__path__, "torch.nn.modules."):
+        try:
+            module = importlib.import_module(info.name)
+        except Exception:  # noqa: BLE001 - an optional backend's module
+            continue
+        for name, value in vars(module).items():
+            if inspect.isclass(value) and issubclass(value, torch.nn.Module) and value.__module__.startswith("torch.nn"):
+                found.add(name)
+    return sorted(found)
+
+
 def _holds_modules(cls: type) -> bool:
     """Containers (`Sequential`, `ModuleList`, `ParameterDict`: indexable, iterable) and wrappers
     (`DataParallel(module)`): their state is whatever they are given."""
@@ -560,6 +576,7 @@ def generate() -> str:
     names("DIMS_PRESERVING_FUNCTIONS", "torch.* functions whose result has the dimensions of their first tensor.", [f"torch.{n}" for n in dims_preserving(torch, sorted(n[6:] for n in torch_results), method=False)])
     names("LAYOUTS", "torch layouts.", layouts)
     names("NN_MODULES", "torch.nn module classes.", module_names)
+    names("NN_MODULE_CLASSES", "Every nn.Module subclass defined in torch.nn, private bases (`_Loss`) included.", module_classes())
     names("NN_MODULES_WITH_DEVICE", "torch.nn module classes whose constructor takes device=.", module_with_device)
     names("NN_STATELESS_MODULES", "torch.nn module classes that own no parameter, buffer or submodule when built with their defaults.", stateless_modules)
     table("NN_STATE_ARGUMENTS", "Constructor arguments that give a stateless module state when set: name:position, comma-separated.", state_arguments)

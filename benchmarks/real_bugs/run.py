@@ -122,7 +122,9 @@ def load_manifest(paths: list[Path]) -> list[Fix]:
 
 
 def mirror_of(mirrors: Path, repo: str) -> Path:
-    return mirrors / repo.replace("/", "+") / "repo"
+    """The git directory: `fetch` brings a bare one, or now and then a checkout with `.git` inside."""
+    root = mirrors / repo.replace("/", "+") / "repo"
+    return root / ".git" if (root / ".git").is_dir() else root
 
 
 def git(mirror: Path, *args: str, binary: bool = False) -> bytes | str:

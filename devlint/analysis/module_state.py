@@ -27,6 +27,7 @@ from devlint.analysis.torchapi import (
     TENSOR_VALUED_ATTRIBUTES,
     factory_placement,
     function_results,
+    is_torch_module_class,
     method_results,
 )
 from devlint.analysis.torchapi.frameworks import MODULE_BASES
@@ -388,10 +389,7 @@ class FileIndex:
                 continue
             qualified = self.ctx.names.qualify(base.value)
             if qualified is not None:
-                parts = qualified.split(".")
-                if qualified in MODULE_BASES:
-                    return True
-                if len(parts) == 3 and parts[:2] == ["torch", "nn"] and parts[2][:1].isupper() and parts[2] not in _NOT_MODULES:
+                if qualified in MODULE_BASES or is_torch_module_class(qualified):
                     return True
                 foreign = foreign or not _plain_base(qualified)
             elif isinstance(base.value, cst.Name) and base.value.value in self.classes and base.value.value not in seen:

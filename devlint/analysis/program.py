@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from devlint.analysis.torchapi import MODULE_ONLY_MEMBERS, PARAMETER_CLASSES
+from devlint.analysis.torchapi import MODULE_ONLY_MEMBERS, PARAMETER_CLASSES, is_torch_module_class
 from devlint.analysis.torchapi.frameworks import DATASET_BASES, MODULE_BASES
 from devlint.names import ImportTable, LocalBindings, dotted_name
 from devlint.tree import descendants
@@ -128,7 +128,7 @@ class Program:
         while changed:
             changed = False
             for info in self.by_key.values():
-                module = any(base in MODULE_BASES or base.startswith("torch.nn.") for base in info.bases) or any(
+                module = any(base in MODULE_BASES or is_torch_module_class(base) for base in info.bases) or any(
                     base in self.classes and self.classes[base].is_module for base in info.bases
                 )
                 lightning = any("LightningModule" in base for base in info.bases) or any(

@@ -131,6 +131,11 @@ CUDA_RAISING_CALLS = _data.CUDA_RAISING_CALLS | _data.ACCELERATOR_RAISING_CALLS
 # -- modules ---------------------------------------------------------------------------------------
 NN_MODULES = _data.NN_MODULES
 NN_MODULES_WITH_DEVICE = _data.NN_MODULES_WITH_DEVICE
+
+
+def is_torch_module_class(qualified: str) -> bool:
+    """`torch.nn.Linear`, `torch.nn.modules.loss._Loss`: a class torch.nn defines as a Module."""
+    return qualified.startswith("torch.nn.") and qualified.rsplit(".", 1)[-1] in _data.NN_MODULE_CLASSES
 PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 BUFFER_CLASSES = frozenset({"torch.nn.Buffer", "torch.nn.parameter.Buffer"})
 # What `self.x = ...` registers with the module: its device follows the module's.
