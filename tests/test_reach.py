@@ -293,3 +293,21 @@ def test_dimensions_follow_literal_data_and_sizes() -> None:
         return a + b + c + d
     """
     assert findings(source) == [("DL303", 9, 9)]
+
+
+def test_a_cpu_accumulator_cannot_take_device_results_in_place() -> None:
+    # lightly's VICRegL loss: `loss = torch.tensor(0.0)` then `loss += invariance_loss(z_a, z_b)`.
+    source = """
+    import torch
+
+
+    def total(losses, device):
+        loss = torch.tensor(0.0)
+        count = torch.zeros(1)
+        for z in losses:
+            z = z.detach().to(device)
+            loss += z.mean()
+            count.add_(z.sum())
+        return loss / count
+    """
+    assert findings(source) == [("DL303", 5, 12), ("DL303", 6, 13)]

@@ -24,7 +24,7 @@ from devlint.analysis.expressions import EVALUATORS, batch_value, iterate, subsc
 from devlint.analysis.facts import CPU, INPUT_DEVICE, MODULE_DEVICE, Kind, Origin, Place, PlaceKind, Value
 from devlint.analysis.guards import string_value
 from devlint.analysis.naming import is_device_name, is_loader_name
-from devlint.analysis.placement import combine
+from devlint.analysis.placement import combine, write_into
 from devlint.analysis.program import ClassInfo, FunctionInfo
 from devlint.analysis.shapes import holds_nothing, number_parameter, size_sources
 from devlint.analysis.torch_calls import device_place
@@ -281,6 +281,7 @@ class FunctionRun:
         elif type(small) is cst.AugAssign:
             left = self.eval(small.target)
             right = self.eval(small.value)
+            write_into(self, small, Operand(small.target, left), [(small.value, right)])
             result = combine(self, small, [(small.target, left), (small.value, right)])
             if left.kind is Kind.TENSOR and left.place.known:
                 result = left  # in place: `total += x` leaves `total` where it was

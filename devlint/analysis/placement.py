@@ -75,3 +75,14 @@ def combine(run: Evaluation, node: cst.CSTNode, operands: Arguments, module: Ope
         scalar=all(v.scalar for v in places),
         in_module=result.in_module,
     )
+
+
+def write_into(run: Evaluation, node: cst.CSTNode, output: Operand, inputs: Arguments) -> None:
+    """An in-place operation (`total += x`, `t.add_(x)`) writes into its first operand: a CPU
+    tensor, even a 0-dim one, cannot take the result of tensors on an accelerator."""
+    if output.value.kind is not Kind.TENSOR or output.value.place != CPU or output.value.weak:
+        return
+    for expr, value in inputs:
+        if value.kind in (Kind.TENSOR, Kind.UNKNOWN) and value.place.on_accelerator and not value.weak and value.place not in run.cpu_places:
+            run.conflict(node, output, Operand(expr, value))
+            return

@@ -18,7 +18,7 @@ from devlint.analysis.facts import CPU, Kind, Place, PlaceKind, Value
 from devlint.analysis.guards import device_type_of_string, string_value
 from devlint.analysis.naming import is_device_name
 from devlint.analysis.opaque import escape, forget_modules
-from devlint.analysis.placement import combine
+from devlint.analysis.placement import combine, write_into
 from devlint.analysis.shapes import full_reduction
 from devlint.analysis.usage import own_members
 from devlint.analysis.torchapi import (
@@ -338,6 +338,8 @@ def call_on(run: Evaluation, node: cst.Call, func: cst.Attribute, receiver: Valu
             return receiver.at(receiver.place, kind=Kind.TENSOR, scalar=False)
         if receiver.kind is Kind.TENSOR:
             args = shown_tensors(method, node, args)
+        if method.endswith("_") and not method.startswith("_"):
+            write_into(run, node, Operand(func.value, receiver), flat(args))
         result = combine(run, node, [(func.value, receiver), *flat(args)])
         if receiver.kind is Kind.TENSOR and results == {TENSORS} and result.place == receiver.place:
             # `x.split(n)`, `x.chunk(2)`, `x.topk(k)`: tensors on x's device.
