@@ -100,3 +100,36 @@ def test_device_ids_of_a_multi_gpu_wrapper_are_not_reported() -> None:
 
 def test_legacy_typed_constructors_are_left_to_dl102() -> None:
     assert positions("import torch\nx = torch.cuda.FloatTensor(3)\n", DL103) == []
+
+
+def test_what_counts_as_a_check() -> None:
+    # PyTorch-YOLOv3 tested the function object; mmpose's `need_cuda=True` switch; SlowFast's
+    # assert holds with no GPU at all; maskrcnn-benchmark's fix guarded with `not device == "cpu"`.
+    source = """
+    import torch
+
+    cuda = True if torch.cuda.is_available else False
+    if cuda:
+        torch.cuda.synchronize()
+
+
+    def make_input(t, need_cuda=True):
+        if need_cuda:
+            torch.cuda.synchronize()
+
+
+    def build(cfg):
+        assert cfg.NUM_GPUS <= torch.cuda.device_count()
+        return torch.cuda.current_device()
+
+
+    def build_on_a_gpu():
+        assert torch.cuda.device_count() > 0
+        return torch.cuda.current_device()
+
+
+    def infer(cfg):
+        if not cfg.MODEL.DEVICE == "cpu":
+            torch.cuda.synchronize()
+    """
+    assert positions(source, DL103) == [("DL103", 5, 5), ("DL103", 10, 9), ("DL103", 15, 12)]

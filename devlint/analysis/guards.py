@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from devlint.analysis.torchapi import ACCELERATOR_TYPES, AVAILABILITY_CALLS, CPU_TYPES
+from devlint.analysis.torchapi.frameworks import AVAILABILITY_HELPERS
 from devlint.names import dotted_name
 from devlint.tree import descendants
 
@@ -34,7 +35,6 @@ def names_an_accelerator(name: str) -> bool:
     return any(word in name for word in _FLAG_WORDS) or not _FLAG_PARTS.isdisjoint(name.split("_"))
 
 
-_AVAILABILITY_LEAVES = frozenset(name.rsplit(".", 1)[-1] for name in AVAILABILITY_CALLS)
 _SKIP_DECORATORS = frozenset({"skipif", "skipunless", "requires_cuda", "requires_gpu", "requires_accelerator", "onlycuda", "skipifnocuda"})
 
 
@@ -74,6 +74,8 @@ class AcceleratorGuards:
         # guard the rest of their block.
         self._block_guards: list[int] = [0]
         self._if_stack: list[tuple[bool, bool]] = []  # (body guarded, orelse guarded)
+        # Per function, innermost last: parameters defaulting to True (`need_cuda=True`).
+        self._switches: list[frozenset[str]] = [frozenset()]
 
     @property
     def guarded(self) -> bool:
@@ -85,14 +87,16 @@ class AcceleratorGuards:
             kind = type(node)
             if kind is cst.Name or kind is cst.Attribute:
                 dotted = dotted_name(node)  # type: ignore[arg-type]
+                if dotted is not None and self.ctx.qualify(node) is not None:
+                    # An imported name is torch's API, not a flag: `torch.cuda.is_available`
+                    # without the call is a function object, always true.
+                    continue
                 if dotted is not None and self._names_check(dotted):
                     return True
             elif kind is cst.Call:
                 func = node.func  # type: ignore[attr-defined]
-                # An import alias renames only a name's root: an attribute keeps its own leaf.
-                if type(func) is cst.Attribute and func.attr.value not in _AVAILABILITY_LEAVES:
-                    continue
-                if self.ctx.qualify(func) in AVAILABILITY_CALLS:
+                qualified = self.ctx.qualify(func)
+                if qualified in AVAILABILITY_CALLS or qualified in AVAILABILITY_HELPERS:
                     return True
             elif kind is cst.Comparison:
                 operands = [node.left, *(target.comparator for target in node.comparisons)]  # type: ignore[attr-defined]
@@ -102,6 +106,8 @@ class AcceleratorGuards:
 
     def _names_check(self, dotted: str) -> bool:
         """`dotted`, a prefix or a part of it is a flag, names an accelerator, or asks a device's type."""
+        if dotted in self._switches[-1]:
+            return False  # `need_cuda=True`: on unless the caller says otherwise, not a check
         if "." in dotted and any(part in self.flags for part in dotted.split(".")):
             return True
         prefix = dotted
@@ -120,7 +126,8 @@ class AcceleratorGuards:
     def _split(self, test: cst.BaseExpression) -> tuple[bool, bool]:
         """Which branch of an `if test` is guarded: (body, orelse)."""
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            return False, self.mentions_accelerator_check(test.expression)
+            body, orelse = self._split(test.expression)
+            return orelse, body  # `not (device == "cpu")` guards its body; `not cuda` its else
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
             # `if not torch.cuda.is_available() or not flash: return`: past it, CUDA is there.
             _, left = self._split(test.left)
@@ -209,8 +216,26 @@ class AcceleratorGuards:
         self.leave_If_body(node)  # type: ignore[arg-type]
 
     def visit_Assert(self, node: cst.Assert) -> None:
-        if self.mentions_accelerator_check(node.test):
+        if self._implies_accelerator(node.test):
             self._block_guards[-1] += 1
+
+    def _implies_accelerator(self, test: cst.BaseExpression) -> bool:
+        """Past `assert test`, an accelerator is there: `torch.cuda.is_available()`, a flag,
+        `device_count() > 0`; not `cfg.NUM_GPUS <= torch.cuda.device_count()`, true with none."""
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            return self._implies_accelerator(test.left) or self._implies_accelerator(test.right)
+        if isinstance(test, cst.Comparison):
+            if len(test.comparisons) != 1:
+                return False
+            left, right, op = test.left, test.comparisons[0].comparator, test.comparisons[0].operator
+            counts = [side for side in (left, right) if isinstance(side, cst.Call) and self.ctx.qualify(side.func) in AVAILABILITY_CALLS]
+            if counts:
+                bound = right if counts[0] is left else left
+                number = int(bound.value) if isinstance(bound, cst.Integer) else None
+                greater = isinstance(op, (cst.GreaterThan, cst.GreaterThanEqual)) == (counts[0] is left)
+                return number is not None and greater and (number >= 1 or isinstance(op, (cst.GreaterThan, cst.LessThan)))
+            return self._split(test)[0]  # `device.type == "cuda"`, `device != "cpu"`
+        return self.mentions_accelerator_check(test)
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self._block_guards.append(0)
@@ -229,6 +254,11 @@ class AcceleratorGuards:
         return False
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        params = node.params
+        self._switches.append(frozenset(
+            p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+            if isinstance(p.default, cst.Name) and p.default.value == "True"
+        ))
         # A test marked to skip without CUDA states its hardware needs.
         guarded = self._decorated_guard(node)
         self._if_stack.append((guarded, False))
@@ -237,6 +267,7 @@ class AcceleratorGuards:
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.leave_If_body(original_node)  # type: ignore[arg-type]
         self._if_stack.pop()
+        self._switches.pop()
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._if_stack.append((self._decorated_guard(node), False))

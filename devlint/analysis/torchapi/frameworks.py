@@ -56,3 +56,12 @@ MOVE_HELPERS = frozenset(
         "pytorch_lightning.utilities.apply_func.move_data_to_device",
     }
 )
+
+# Libraries' own availability checks: true only where that accelerator is present.
+AVAILABILITY_HELPERS = frozenset(
+    {
+        *(f"accelerate.utils.is_{kind}_available" for kind in ("npu", "hpu", "xpu", "mlu", "musa", "mps", "cuda", "torch_xla", "sdaa")),
+        *(f"transformers.utils.is_torch_{kind}_available" for kind in ("npu", "hpu", "xpu", "mlu", "musa", "mps", "cuda", "xla", "sdaa")),
+        *(f"transformers.is_torch_{kind}_available" for kind in ("npu", "hpu", "xpu", "mlu", "musa", "mps", "cuda", "xla", "sdaa")),
+    }
+)
