@@ -69,6 +69,7 @@ class AcceleratorGuards:
     def __init__(self, ctx: "FileContext") -> None:
         self.ctx = ctx
         self.flags: set[str] = set()
+        self.settled: set[str] = set()  # names assigned here from no check at all
         self._depth = 0
         # One counter per open block: early exits (`if not cuda: sys.exit()`)
         # guard the rest of their block.
@@ -106,8 +107,8 @@ class AcceleratorGuards:
 
     def _names_check(self, dotted: str) -> bool:
         """`dotted`, a prefix or a part of it is a flag, names an accelerator, or asks a device's type."""
-        if dotted in self._switches[-1]:
-            return False  # `need_cuda=True`: on unless the caller says otherwise, not a check
+        if dotted in self._switches[-1] or dotted in self.settled:
+            return False  # `need_cuda=True`, `cuda = True`: on whatever the machine, not a check
         if "." in dotted and any(part in self.flags for part in dotted.split(".")):
             return True
         prefix = dotted
@@ -151,11 +152,19 @@ class AcceleratorGuards:
         if "pytestmark" in names and self.mentions_accelerator_check(node.value):
             # A test module skipped without CUDA runs only where CUDA is.
             self._block_guards[0] += 1
-        if self.mentions_accelerator_check(node.value):
-            for target in node.targets:
-                dotted = dotted_name(target.target)
-                if dotted is not None:
-                    self.flags.add(dotted)
+        checks = self.mentions_accelerator_check(node.value)
+        for target in node.targets:
+            dotted = dotted_name(target.target)
+            if dotted is None:
+                continue
+            if checks:
+                self.flags.add(dotted)
+                self.settled.discard(dotted)
+            else:
+                # `cuda = True if torch.cuda.is_available else False`: the file shows the value,
+                # and no check made it; the name alone does not make it one.
+                self.flags.discard(dotted)
+                self.settled.add(dotted)
 
     def visit_If(self, node: cst.If) -> None:
         body, orelse = self._split(node.test)
