@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from devlint.engine import FileResult
 
 CACHE_DIR = ".devlint_cache"
-_FORMAT = 1
+_FORMAT = 2  # 2: fix edits carry their lines and columns
 # A file changed this recently may change again within the same timestamp
 # tick after we read it (the "racy git" problem): its stat is not trusted,
 # only its content hash.
@@ -105,9 +105,9 @@ def settings_key(settings: "Settings") -> str:
             settings.select,
             settings.ignore,
             settings.extend_select,
+            settings.extend_ignore,
+            # Each pattern carries the folder it is relative to.
             settings.per_file_ignores,
-            # per-file-ignores patterns are relative to the configuration's folder.
-            str(settings.root) if settings.per_file_ignores else "",
         )
     )
 
@@ -123,7 +123,7 @@ def _dump_finding(finding: Finding) -> list[Any]:
     fix = finding.fix
     dumped_fix = None
     if fix is not None:
-        dumped_fix = [fix.safe, fix.title, [[e.start, e.end, e.replacement] for e in fix.edits]]
+        dumped_fix = [fix.safe, fix.title, [[e.start, e.end, e.replacement, *_dump_positions(e)] for e in fix.edits]]
     return [
         finding.code,
         finding.message,
@@ -135,12 +135,26 @@ def _dump_finding(finding: Finding) -> list[Any]:
     ]
 
 
+def _dump_positions(edit: Edit) -> list[int]:
+    if edit.start_position is None or edit.end_position is None:
+        return []
+    return [edit.start_position.line, edit.start_position.column, edit.end_position.line, edit.end_position.column]
+
+
+def _load_edit(raw: list[Any]) -> Edit:
+    start, end, replacement, *positions = raw
+    if positions:
+        line, column, end_line, end_column = (int(value) for value in positions)
+        return Edit(int(start), int(end), str(replacement), Position(line, column), Position(end_line, end_column))
+    return Edit(int(start), int(end), str(replacement))
+
+
 def _load_finding(raw: list[Any], path: str) -> Finding:
     code, message, line, column, end_line, end_column, raw_fix = raw
     fix = None
     if raw_fix is not None:
         safe, title, edits = raw_fix
-        fix = Fix(tuple(Edit(int(s), int(e), str(r)) for s, e, r in edits), bool(safe), str(title))
+        fix = Fix(tuple(_load_edit(edit) for edit in edits), bool(safe), str(title))
     for value in (line, column, end_line, end_column):
         if type(value) is not int:
             raise ValueError("bad position")
@@ -202,7 +216,7 @@ class Cache:
             return
         self._entries = entries
 
-    def lookup(self, path: Path, display: str) -> "FileResult | None":
+    def lookup(self, path: Path, display: str, settings: "Settings | None" = None) -> "FileResult | None":
         """The cached result if the file is unchanged, its findings reported under `display`."""
         from devlint.engine import FileResult
 
@@ -236,7 +250,14 @@ class Cache:
         return FileResult(display, findings)
 
     # -- writing -------------------------------------------------------------
-    def store(self, path: Path, result: "FileResult", digest: str | None = None, stat: StatKey | None = None) -> None:
+    def store(
+        self,
+        path: Path,
+        result: "FileResult",
+        digest: str | None = None,
+        stat: StatKey | None = None,
+        settings: "Settings | None" = None,
+    ) -> None:
         """Remember a result. `digest`/`stat` describe the bytes the result came from.
 
         Without them the file is read again here, which can attribute a result
@@ -276,6 +297,41 @@ class Cache:
             # A read-only tree or a full disk costs speed, never the run.
             return
         self._dirty = False
+
+
+class Caches:
+    """One cache per configuration: each file's findings are kept under the key of its own settings,
+    in the `.devlint_cache/` beside the configuration that governs it."""
+
+    def __init__(self) -> None:
+        self._caches: dict[tuple[str, Path], Cache] = {}
+
+    def _cache(self, settings: "Settings | None") -> Cache:
+        from devlint.config import Settings
+
+        settings = settings if settings is not None else Settings()
+        key = (settings_key(settings), Path(settings.root))
+        cache = self._caches.get(key)
+        if cache is None:
+            cache = self._caches[key] = Cache.for_root(settings.root, settings)
+        return cache
+
+    def lookup(self, path: Path, display: str, settings: "Settings | None" = None) -> "FileResult | None":
+        return self._cache(settings).lookup(path, display)
+
+    def store(
+        self,
+        path: Path,
+        result: "FileResult",
+        digest: str | None = None,
+        stat: StatKey | None = None,
+        settings: "Settings | None" = None,
+    ) -> None:
+        self._cache(settings).store(path, result, digest, stat)
+
+    def flush(self) -> None:
+        for cache in self._caches.values():
+            cache.flush()
 
 
 def _prepare_dir(root: Path) -> None:

@@ -1,14 +1,19 @@
-"""Which files a run checks: directory walks, default excludes, .gitignore."""
+"""Which files a run checks: directory walks, default excludes, .gitignore, `exclude`.
+
+Each entry is judged by the settings of the folder it is in (the nearest
+configuration above it), as ruff does.
+"""
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+
+from devlint.config import Settings, SettingsResolver
 
 DEFAULT_EXCLUDES = (
     ".git",
@@ -110,26 +115,37 @@ def _gitignore(folder: Path) -> tuple[_Pattern, ...]:
 
 
 class FileFinder:
-    def __init__(self, exclude: Sequence[str] = (), root: Path | None = None) -> None:
-        self.exclude = tuple(exclude)
+    def __init__(self, exclude: Sequence[str] = (), root: Path | None = None, *, resolver: SettingsResolver | None = None) -> None:
         self.root = real_path(root or Path.cwd())
-        self.git_root = _git_root(self.root)
+        self.resolver = resolver
+        self._fixed = Settings(exclude=tuple(exclude), root=self.root) if resolver is None else None
         # Per resolved folder: the .gitignore files that apply to its entries.
         self._ignore_rules: dict[Path, tuple[tuple[str, tuple[_Pattern, ...]], ...]] = {}
 
-    def _excluded_by_config(self, path: Path, resolved: Path | None = None) -> bool:
-        if not self.exclude:
-            return False
-        name = path.name
+    def _settings_in(self, resolved_folder: Path) -> Settings:
+        if self._fixed is not None:
+            return self._fixed
+        assert self.resolver is not None
+        return self.resolver.for_folder(resolved_folder)
+
+    def settings_for(self, path: Path) -> Settings:
+        if self._fixed is not None:
+            return self._fixed
+        assert self.resolver is not None
+        return self.resolver.for_path(path)
+
+    def force_excluded(self, path: Path, settings: Settings) -> bool:
+        """A path named on the command line that `--force-exclude` drops: matched by
+        `exclude`, or inside a folder devlint never walks (`.venv`, `build`, ...)."""
+        resolved = real_path(path)
         try:
-            relative = (resolved or real_path(path)).relative_to(self.root).as_posix()
+            parts = resolved.relative_to(real_path(settings.root)).parts
         except ValueError:
-            relative = path.as_posix()
-        for pattern in self.exclude:
-            pattern = pattern.rstrip("/")
-            if fnmatch.fnmatch(name, pattern) or fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(relative, f"{pattern}/*"):
-                return True
-        return False
+            parts = Path(os.path.abspath(path)).parts[1:]
+        folders = parts[:-1] if not path.is_dir() else parts
+        if any(name in DEFAULT_EXCLUDES or name.endswith(".egg-info") for name in folders):
+            return True
+        return settings.excludes(resolved, path.is_dir())
 
     def _rules_for(self, folder: Path) -> tuple[tuple[str, tuple[_Pattern, ...]], ...]:
         """(folder prefix, patterns) of every .gitignore from the repository root down to `folder`.
@@ -159,23 +175,35 @@ class FileFinder:
         return ignored
 
     def files(self, paths: Sequence[Path]) -> Iterator[tuple[Path, str]]:
-        """(path, display name) for every file to check; named files are always checked."""
+        """(path, display name) for every file to check."""
+        for path, display, _ in self.files_with_settings(paths):
+            yield path, display
+
+    def files_with_settings(self, paths: Sequence[Path]) -> Iterator[tuple[Path, str, Settings]]:
+        """(path, display name, its settings) for every file to check.
+
+        A path named explicitly is always checked, unless its settings ask for
+        `force-exclude` and it is excluded (what pre-commit needs: it names files).
+        """
         seen: set[Path] = set()
         for given in paths:
+            settings = self.settings_for(given)
+            if settings.force_exclude and self.force_excluded(given, settings):
+                continue
             if given.is_dir():
-                for found, key in self._walk(given):
+                for found, key, found_settings in self._walk(given):
                     if key not in seen:
                         seen.add(key)
-                        yield found, str(found)
+                        yield found, str(found), found_settings
             else:
-                # A file named explicitly is always checked, even if missing (DL000 says so).
+                # A file named explicitly is checked even if missing (DL000 says so).
                 key = real_path(given)
                 if key not in seen:
                     seen.add(key)
-                    yield given, str(given)
+                    yield given, str(given), settings
 
-    def _walk(self, top: Path) -> Iterator[tuple[Path, Path]]:
-        """(path, resolved path) of each Python file under `top`."""
+    def _walk(self, top: Path) -> Iterator[tuple[Path, Path, Settings]]:
+        """(path, resolved path, settings) of each Python file under `top`."""
         visited: set[tuple[int, int]] = set()
         for folder, dirnames, filenames in os.walk(top, followlinks=True, onerror=None):
             current = Path(folder)
@@ -192,13 +220,14 @@ class FileFinder:
             # Resolving each entry's whole path costs a system call per path component;
             # an entry that is not itself a link resolves to the folder's resolution.
             resolved_folder = real_path(current)
+            settings = self._settings_in(resolved_folder)
             kept = []
             for name in sorted(dirnames):
                 child = current / name
                 if name in DEFAULT_EXCLUDES or name.endswith(".egg-info"):
                     continue
                 resolved = real_path(child) if os.path.islink(child) else resolved_folder / name
-                if self._excluded_by_config(child, resolved) or self._ignored_by_git(child, True, resolved):
+                if settings.excludes(resolved, True) or self._ignored_by_git(child, True, resolved):
                     continue
                 kept.append(name)
             dirnames[:] = kept
@@ -207,9 +236,9 @@ class FileFinder:
                     continue
                 child = current / name
                 resolved = real_path(child) if os.path.islink(child) else resolved_folder / name
-                if self._excluded_by_config(child, resolved) or self._ignored_by_git(child, False, resolved):
+                if settings.excludes(resolved) or self._ignored_by_git(child, False, resolved):
                     continue
-                yield child, resolved
+                yield child, resolved, settings
 
 
 @lru_cache(maxsize=None)

@@ -22,12 +22,13 @@ import libcst as cst
 from devlint.config import Settings, enabled_codes, ignored_for_file, selector_match
 from devlint.context import FileContext
 from devlint.elision import elide_data_tables
-from devlint.finding import Finding, Position
+from devlint.finding import Finding, Position, with_edit_positions
 from devlint.parsing import parse_module
+from devlint.positions import line_starts
 from devlint.rule import Rule
-from devlint.rules import ENGINE_CODES, all_rules
+from devlint.rules import ENGINE_CODES, all_infos, all_rules
 from devlint.source import SourceText, UnreadableSource, decode, libcst_syntax_message, python_verdict, too_large
-from devlint.suppression import NoqaMap, skips_file
+from devlint.suppression import UNUSED_NOQA, NoqaMap, skips_file
 from devlint.tree import LEAF_TYPES, Walker
 
 # libcst walks the tree recursively; real code that nests a few hundred levels
@@ -211,16 +212,28 @@ def _collector_paused() -> Iterator[None]:
 
 def _filtered(result: FileResult, enabled: frozenset[str], settings: Settings, path: Path, text: str | None) -> FileResult:
     per_file = ignored_for_file(settings, path)
+    if per_file:
+        enabled = frozenset(code for code in enabled if not selector_match(code, per_file))
     noqa = NoqaMap(text) if text is not None else None
     kept = []
     for finding in result.findings:
-        if finding.code not in enabled or (per_file and selector_match(finding.code, per_file)):
+        if finding.code not in enabled:
             continue
         if noqa is not None and noqa.silences(finding.code, finding.start.line):
             continue
         kept.append(finding)
+    if noqa is not None and UNUSED_NOQA in enabled and UNUSED_NOQA not in noqa.file_codes:
+        # After every other finding: a code in `# noqa` is unused if it silenced none of them.
+        kept.extend(noqa.unused(result.path, enabled, _known_codes()))
+    if text is not None and any(f.fix is not None for f in kept):
+        kept = with_edit_positions(kept, line_starts(text))
     result.findings = sorted(kept, key=lambda f: f.sort_key)
     return result
+
+
+@functools.cache
+def _known_codes() -> frozenset[str]:
+    return frozenset(info.code for info in all_infos())
 
 
 def _worker_init() -> None:
@@ -297,10 +310,15 @@ def _pool_context():  # noqa: ANN202 - a multiprocessing context
 
 
 class ResultCache(Protocol):
-    def lookup(self, path: Path, display: str) -> FileResult | None: ...
+    def lookup(self, path: Path, display: str, settings: Settings | None = None) -> FileResult | None: ...
 
     def store(
-        self, path: Path, result: FileResult, digest: str | None = None, stat: tuple[int, ...] | None = None
+        self,
+        path: Path,
+        result: FileResult,
+        digest: str | None = None,
+        stat: tuple[int, ...] | None = None,
+        settings: Settings | None = None,
     ) -> None: ...
 
     def flush(self) -> None: ...
@@ -330,25 +348,29 @@ def _recheck_alone(tasks: list[tuple[Path, str, Settings, bool, bool]], fresh: l
 
 
 def check_files(
-    files: Iterable[tuple[Path, str]],
+    files: Iterable[tuple[Path, str] | tuple[Path, str, Settings]],
     settings: Settings,
     jobs: int | None = None,
     keep_source: bool = False,
     cache: ResultCache | None = None,
 ) -> list[FileResult]:
-    """Check files in parallel; results come back in input order whatever the job count."""
-    files = list(files)
+    """Check files in parallel; results come back in input order whatever the job count.
+
+    A file given with settings of its own (its nearest configuration) is checked
+    under those; the others under `settings`.
+    """
+    files = [(item[0], item[1], item[2] if len(item) > 2 else settings) for item in files]  # type: ignore[misc]
     if keep_source:
         cache = None  # a cached result has no source to fix
     results: list[FileResult | None] = [None] * len(files)
     todo: list[int] = []
-    for index, (path, display) in enumerate(files):
-        hit = cache.lookup(path, display) if cache is not None else None
+    for index, (path, display, own) in enumerate(files):
+        hit = cache.lookup(path, display, own) if cache is not None else None
         if hit is not None:
             results[index] = hit
         else:
             todo.append(index)
-    tasks = [(files[i][0], files[i][1], settings, keep_source, cache is not None) for i in todo]
+    tasks = [(files[i][0], files[i][1], files[i][2], keep_source, cache is not None) for i in todo]
     jobs = jobs or _default_jobs()
     fresh: list[_Checked | None] = [None] * len(tasks)
     # Starting worker processes costs more than checking a handful of files.
@@ -375,7 +397,7 @@ def check_files(
         result, digest, stat = item
         results[index] = result
         if cache is not None and digest is not None:
-            cache.store(files[index][0], result, digest, stat)
+            cache.store(files[index][0], result, digest, stat, files[index][2])
     if cache is not None:
         cache.flush()
     return [result for result in results if result is not None]

@@ -13,11 +13,17 @@ class Position:
 
 @dataclass(frozen=True)
 class Edit:
-    """Replace the source text between two offsets (0-based, end exclusive)."""
+    """Replace the source text between two offsets (0-based, end exclusive).
+
+    Offsets count characters (code points) of the decoded text, after any BOM.
+    The engine adds the same span as lines and columns for the reports.
+    """
 
     start: int
     end: int
     replacement: str
+    start_position: Position | None = field(default=None, compare=False)
+    end_position: Position | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -45,3 +51,22 @@ class Finding:
     @property
     def sort_key(self) -> tuple[str, int, int, str, str]:
         return (self.path, self.start.line, self.start.column, self.code, self.message)
+
+
+def with_edit_positions(findings: list[Finding], line_starts: list[int]) -> list[Finding]:
+    """The findings with each fix edit's span also given as 1-based lines and columns."""
+    import bisect
+    from dataclasses import replace
+
+    def position(offset: int) -> Position:
+        index = bisect.bisect_right(line_starts, offset) - 1
+        return Position(index + 1, offset - line_starts[index] + 1)
+
+    out = []
+    for finding in findings:
+        fix = finding.fix
+        if fix is not None and fix.edits and fix.edits[0].start_position is None:
+            edits = tuple(replace(e, start_position=position(e.start), end_position=position(e.end)) for e in fix.edits)
+            finding = replace(finding, fix=replace(fix, edits=edits))
+        out.append(finding)
+    return out

@@ -8,6 +8,7 @@ reported. `--diff` computes the same text and prints it instead of writing.
 from __future__ import annotations
 
 import difflib
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +31,7 @@ class FixOutcome:
     fixed: int = 0
     remaining: list[Finding] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    fixed_by_file: dict[str, Counter[str]] = field(default_factory=dict)  # path -> code -> fixes applied
 
 
 class FixFailed(Exception):
@@ -87,6 +89,7 @@ class _FileFix:
     text: str
     fixed: int
     findings: list[Finding]
+    codes: Counter[str] = field(default_factory=Counter)
 
 
 def fix_text(result: FileResult, settings: Settings, unsafe: bool) -> _FileFix:
@@ -102,13 +105,16 @@ def fix_text(result: FileResult, settings: Settings, unsafe: bool) -> _FileFix:
     text = source.text
     findings = result.findings
     fixed = 0
+    codes: Counter[str] = Counter()
     for _ in range(MAX_PASSES):
         fixes = choose_fixes(findings, unsafe, len(text))
         if not fixes:
-            return _FileFix(text, fixed, findings)
+            return _FileFix(text, fixed, findings, codes)
         new_text = apply_edits(text, fixes)
         if new_text == text:
-            return _FileFix(text, fixed, findings)
+            return _FileFix(text, fixed, findings, codes)
+        chosen = {id(fix) for fix in fixes}
+        pass_codes = Counter(f.code for f in findings if f.fix is not None and id(f.fix) in chosen)
         try:
             cst.parse_module(new_text)
         except cst.ParserSyntaxError as error:
@@ -123,11 +129,12 @@ def fix_text(result: FileResult, settings: Settings, unsafe: bool) -> _FileFix:
             raise FixFailed(f"{result.path}: the fixed text cannot be written as {source.encoding}; file left unchanged") from None
         rechecked = check_bytes(data, path, result.path, settings, True, enabled, rule_types)
         fixed += len(fixes)
+        codes += pass_codes
         text = new_text
         findings = rechecked.findings
     if choose_fixes(findings, unsafe, len(text)):
         raise FixFailed(f"{result.path}: fixes did not settle after {MAX_PASSES} passes; file left unchanged, please report it")
-    return _FileFix(text, fixed, findings)
+    return _FileFix(text, fixed, findings, codes)
 
 
 def _unified_diff(display: str, before: str, after: str) -> str:
@@ -187,6 +194,8 @@ def apply_fixes(results: Sequence[FileResult], settings: Settings, *, unsafe: bo
                     outcome.remaining.extend(result.findings)
                     continue
         outcome.fixed += fixed.fixed
+        if fixed.codes:
+            outcome.fixed_by_file[result.path] = fixed.codes
         outcome.remaining.extend(fixed.findings)
     outcome.diff = "".join(diffs)
     outcome.remaining.sort(key=lambda finding: finding.sort_key)

@@ -221,11 +221,46 @@ def _names_the_cpu(ctx: "FileContext", value: cst.BaseExpression) -> bool:
     return False
 
 
+def _branch_values(ctx: "FileContext", statement: cst.BaseStatement, name: str) -> list[cst.BaseExpression] | None:
+    """What `name` is bound to on every path through an `if`/`elif`/`else` (None: some path binds nothing).
+
+    `if cuda: device = "cuda"` / `else: device = "cpu"` selects the device as
+    surely as the one-line idiom does.
+    """
+    if not isinstance(statement, cst.If) or statement.orelse is None:
+        return None
+    values = []
+    for block in (statement.body, statement.orelse if isinstance(statement.orelse, cst.If) else statement.orelse.body):
+        if isinstance(block, cst.If):
+            found = _branch_values(ctx, block, name)
+        else:
+            found = _bound_in_block(ctx, block, name)
+        if found is None:
+            return None
+        values.extend(found)
+    return values
+
+
+def _bound_in_block(ctx: "FileContext", block: cst.BaseSuite, name: str) -> list[cst.BaseExpression] | None:
+    if not isinstance(block, cst.IndentedBlock):
+        return None
+    for statement in reversed(block.body):  # the last binding is the one that holds after the block
+        value = _assigned_value(statement, name)
+        if value is not None:
+            return [value]
+        branches = _branch_values(ctx, statement, name)
+        if branches is not None:
+            return branches
+    return None
+
+
 def _assigned_before(ctx: "FileContext", body: Sequence[cst.BaseStatement], name: str, before: int | None) -> bool:
-    """A top-level `name = <not the CPU>` in body, ending before offset `before` (None: anywhere)."""
+    """A top-level `name = <not the CPU>` in body (or an `if`/`else` that binds it on
+    every branch, not only to the CPU), ending before offset `before` (None: anywhere)."""
     for statement in body:
         value = _assigned_value(statement, name)
-        if value is None or _names_the_cpu(ctx, value):
+        values = [value] if value is not None else _branch_values(ctx, statement, name)
+        if not values or all(_names_the_cpu(ctx, value) for value in values):
             continue
         if before is None or ctx.offsets(statement)[1] <= before:
             return True

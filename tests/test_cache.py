@@ -309,3 +309,28 @@ def test_concurrent_writers_leave_a_loadable_cache(tmp_path: Path) -> None:
     cached = check_files(everything, settings, jobs=1, cache=Cache.for_root(tmp_path, settings))
     assert [r.findings for r in cached] == [r.findings for r in check_files(everything, settings, jobs=1)]
     assert len(files) < len(everything)
+
+
+def test_each_file_is_cached_under_its_own_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A monorepo: two sub-projects, two configurations, one run; each file keyed by its own settings."""
+    monkeypatch.chdir(tmp_path)
+    for name, select in (("svc", "DL101"), ("lib", "DL501")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "pyproject.toml").write_text(f'[tool.devlint]\nselect = ["{select}"]\n')
+        (tmp_path / name / "m.py").write_text(BAD)
+
+    def run(*paths: str) -> str:
+        result = CliRunner().invoke(main, ["check", "--output-format", "json", *paths])
+        return result.stdout
+
+    expected = [("lib/m.py", "DL501"), ("svc/m.py", "DL101")]
+    first = run("svc", "lib")
+    assert [(r["path"], r["code"]) for r in json.loads(first)] == expected
+    assert sorted(p.parent.parent.parent.name for p in tmp_path.glob(f"*/{CACHE_DIR}/*/*.json")) == ["lib", "svc"]
+    _refuse_analysis(monkeypatch)
+    assert run("lib", "svc") == first  # warm, in the other order: the same findings, nothing analysed
+    monkeypatch.undo()
+    monkeypatch.chdir(tmp_path)
+    # Changing one sub-project's settings changes its file's key, not the other's.
+    (tmp_path / "lib" / "pyproject.toml").write_text('[tool.devlint]\nselect = ["DL101"]\n')
+    assert [(r["path"], r["code"]) for r in json.loads(run("svc", "lib"))] == [("lib/m.py", "DL101"), ("svc/m.py", "DL101")]

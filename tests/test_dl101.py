@@ -41,7 +41,7 @@ def test_several_calls_in_one_statement_are_one_finding() -> None:
     )
     assert [(f.code, f.start.line, f.start.column) for f in found] == [("DL101", 3, 12)]
     assert found[0].message == (
-        "2 `.cuda()` calls (`x.cuda()`, ...) hardcode a CUDA GPU and fail on machines without one; "
+        "2 `.cuda()` calls (`x.cuda()`, `y.cuda()`) hardcode a CUDA GPU and fail on machines without one; "
         "use `.to(device)` with a selected device"
     )
 
@@ -57,7 +57,7 @@ def test_multiline_receiver_is_quoted_on_one_line() -> None:
     )
     assert len(found) == 1
     assert "\n" not in found[0].message
-    assert found[0].message.startswith("`nn.Sequential( nn.Linear(2, 2), ).cuda()`")
+    assert found[0].message.startswith("`nn.Sequential(nn.Linear(2, 2)).cuda()`")
 
 
 GUARDED = {
@@ -174,3 +174,17 @@ def test_not_a_cuda_call() -> None:
 
 def test_file_without_cuda_is_not_parsed() -> None:
     assert positions("import torch\nx = torch.zeros(3)\n") == []
+
+
+def test_quoted_code_keeps_its_spacing_also_when_truncated() -> None:
+    found = lint(
+        """
+        import torch
+        a = torch.tensor(table["two  spaces"]).cuda()
+        b = torch.tensor(table["two  spaces"], dtype=torch.float32, requires_grad=False).cuda()
+        """
+    )
+    assert [f.message.split("` hardcodes")[0] for f in found] == [
+        '`torch.tensor(table["two  spaces"]).cuda()',
+        '`torch.tensor(table["two  spaces"], dtype=torch.float32, r....cuda()',
+    ]

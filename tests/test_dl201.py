@@ -577,3 +577,26 @@ NEGATIVES = {
 @pytest.mark.parametrize("source", NEGATIVES.values(), ids=NEGATIVES.keys())
 def test_correct_loops_are_not_reported(source: str) -> None:
     assert findings(source) == []
+
+
+def test_the_suggested_move_is_valid_python() -> None:
+    source = """
+    import torch
+    import torch.nn as nn
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model = nn.Linear(4, 2).to(device)
+
+
+    def train(loader):
+        for example_data, target in loader:
+            out = model(example_data.reshape(-1, 4))
+            third = model(target["x"])
+    """
+    found = messages(source)
+    assert [message.split("move it first with ")[1] for message in found] == [
+        "`example_data.reshape(-1, 4).to(device)`",
+        '`target["x"] = target["x"].to(device)`',
+    ]
+    for message in found:
+        compile(message.split("`")[-2], "<suggestion>", "exec")

@@ -88,7 +88,7 @@ def test_fix_applies_safe_fixes_over_passes(broken: Path) -> None:
     assert broken.read_text(encoding="utf-8") == SAFE_FIXED
     assert "Fixed 3 problems." in err
     assert code == 1  # the unsafe ones remain
-    assert out.splitlines()[-1] == "Found 2 problems (2 more with --unsafe-fixes)."
+    assert out.splitlines()[-1] == "Found 2 problems (no fixes available; 2 hidden fixes can be enabled with --unsafe-fixes)."
 
 
 def test_unsafe_fixes_and_idempotence(broken: Path) -> None:

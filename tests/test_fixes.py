@@ -217,3 +217,51 @@ def test_outer_span_counts_own_parentheses() -> None:
     start, end = fixes.outer_span(ctx, value)
     assert ctx.text[start:end] == "( (a + b) )"
     assert fixes.source_of(ctx, value) == "( (a + b) )"
+
+
+def test_map_location_uses_a_device_bound_on_both_branches_of_an_if() -> None:
+    source = (
+        "import torch\n"
+        "if torch.cuda.is_available():\n"
+        '    device = torch.device("cuda")\n'
+        "else:\n"
+        '    device = torch.device("cpu")\n'
+        "state = torch.load('ckpt.pt')\n"
+    )
+    ctx = _context(source)
+    assert _applied(ctx, fixes.add_map_location(ctx, _call_named(ctx, "torch.load"))).endswith(
+        "state = torch.load('ckpt.pt', map_location=device)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "branches",
+    [
+        'if torch.cuda.is_available():\n    device = "cuda"\n',  # no else: unbound on one path
+        'if fast:\n    device = "cpu"\nelse:\n    device = "cpu"\n',  # the CPU on every path
+        'if a:\n    device = "cuda"\nelif b:\n    device = "mps"\n',  # elif without else
+    ],
+)
+def test_map_location_falls_back_when_a_branch_leaves_the_device_unbound(branches: str) -> None:
+    ctx = _context("import torch\n" + branches + "state = torch.load('ckpt.pt')\n")
+    assert _applied(ctx, fixes.add_map_location(ctx, _call_named(ctx, "torch.load"))).endswith(
+        "state = torch.load('ckpt.pt', map_location=\"cpu\")\n"
+    )
+
+
+def test_map_location_in_a_function_with_an_elif_chain() -> None:
+    source = (
+        "import torch\n"
+        "def load(path, kind):\n"
+        "    if kind == 'gpu':\n"
+        "        device = 'cuda'\n"
+        "    elif kind == 'mac':\n"
+        "        device = 'mps'\n"
+        "    else:\n"
+        "        device = 'cpu'\n"
+        "    return torch.load(path)\n"
+    )
+    ctx = _context(source)
+    assert _applied(ctx, fixes.add_map_location(ctx, _call_named(ctx, "torch.load"))).endswith(
+        "    return torch.load(path, map_location=device)\n"
+    )

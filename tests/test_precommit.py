@@ -63,7 +63,8 @@ def _snapshot_of_working_tree(target: Path) -> Path:
 def test_hook_definition() -> None:
     text = (ROOT / ".pre-commit-hooks.yaml").read_text()
     assert "- id: devlint\n" in text
-    assert "entry: devlint check\n" in text
+    # pre-commit names the staged files: --force-exclude makes `exclude` apply to them, as ruff's hook does.
+    assert "entry: devlint check --force-exclude\n" in text
     assert "language: python\n" in text
     assert "types: [python]\n" in text
 
@@ -77,6 +78,10 @@ def test_try_repo_runs_the_hook(tmp_path: Path) -> None:
         'import torch\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
         "model = torch.nn.Linear(2, 2).to(device)\n"
     )
+    # A vendored copy of someone else's code, excluded by the project's configuration.
+    (project / "pyproject.toml").write_text('[tool.devlint]\nexclude = ["third_party"]\n')
+    (project / "third_party").mkdir()
+    (project / "third_party" / "vendored.py").write_text("import torch\nnet = torch.nn.Linear(2, 2).cuda()\n")
     _git("init", "-q", cwd=project)
     _git("add", "-A", cwd=project)
     env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "cache"), "NO_COLOR": "1"}
@@ -91,10 +96,16 @@ def test_try_repo_runs_the_hook(tmp_path: Path) -> None:
             timeout=600,
         )
 
-    failing = try_repo("bad.py")
+    failing = try_repo("bad.py", "third_party/vendored.py")
     assert failing.returncode == 1, failing.stdout + failing.stderr
     assert "devlint" in failing.stdout and "Failed" in failing.stdout
     assert "bad.py:2:9: DL101 `torch.nn.Linear(2, 2).cuda()` hardcodes a CUDA GPU" in failing.stdout
+    assert "vendored.py" not in failing.stdout
+    assert "Found 1 problem" in failing.stdout
+
+    vendored_only = try_repo("third_party/vendored.py")
+    assert vendored_only.returncode == 0, vendored_only.stdout + vendored_only.stderr
+    assert "Passed" in vendored_only.stdout
 
     passing = try_repo("good.py")
     assert passing.returncode == 0, passing.stdout + passing.stderr

@@ -58,3 +58,34 @@ def test_every_part_of_the_product_has_its_section() -> None:
     for heading in ("## Runtime mode", "## Simulated CUDA", "## Autofix", "## Speed"):
         assert heading in README
     assert "<!-- lead:" not in README
+
+
+def test_install_in_a_users_project_and_the_cpu_wheel() -> None:
+    section = README[README.index("## Install") : README.index("## Quick start")]
+    blocks = re.findall(r"```bash\n(.*?)```", section, re.DOTALL)
+    commands = [line.split("#")[0].strip() for block in blocks for line in block.splitlines()]
+    assert "pip install devlint" in commands
+    assert 'pip install "devlint[runtime]"' in commands
+    assert "pip install torch --index-url https://download.pytorch.org/whl/cpu" in commands
+    # The development set-up's pinned torch, from the same CPU index.
+    assert "--index-url https://download.pytorch.org/whl/cpu" in README[README.index("## Quick start") : README.index("## What it finds")]
+
+
+def test_pre_commit_rev_is_the_version_tag() -> None:
+    from devlint import __version__
+
+    section = README[README.index("## pre-commit") :]
+    (rev,) = re.findall(r"^    rev: (\S+)$", section, re.MULTILINE)
+    assert rev == f"v{__version__}"
+    assert "tag is pushed when" in section
+
+
+def test_every_check_option_is_documented() -> None:
+    from devlint.cli import check
+
+    section = README[README.index("## Command line") : README.index("## Configuration")]
+    for param in check.params:
+        for option in getattr(param, "opts", ()):
+            if option.startswith("--"):
+                assert f"`{option}" in section, option
+    assert "DEVLINT_OUTPUT_FORMAT" in section and "FORCE_COLOR" in section

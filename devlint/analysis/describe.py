@@ -8,13 +8,13 @@ import libcst as cst
 
 from devlint.analysis.events import Operand
 from devlint.analysis.facts import Kind, Place, PlaceKind
+from devlint.snippet import snippet
 
 LineOf = Callable[[cst.CSTNode], int]
 
 
 def code(module: cst.Module, node: cst.CSTNode, limit: int = 40) -> str:
-    text = " ".join(module.code_for_node(node).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return snippet(module.code_for_node(node), limit)
 
 
 def where(operand: Operand, line_of: LineOf) -> str:

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from devlint.finding import Finding
+
+if TYPE_CHECKING:
+    from devlint.reporters import ReportOptions
 
 
 def _escape_data(value: str) -> str:
@@ -15,9 +19,17 @@ def _escape_property(value: str) -> str:
     return _escape_data(value).replace(":", "%3A").replace(",", "%2C")
 
 
-def render(findings: Sequence[Finding], color: bool) -> str:
+def _location(finding: Finding) -> str:
+    start, end = finding.start, finding.end
+    if start.line != end.line:
+        # GitHub's docs: columns only when the annotation starts and ends on one line.
+        return f"line={start.line},endLine={end.line}"
+    return f"line={start.line},col={start.column},endLine={end.line},endColumn={end.column}"
+
+
+def render(findings: Sequence[Finding], options: "ReportOptions") -> str:
     return "".join(
-        f"::error file={_escape_property(f.path)},line={f.start.line},col={f.start.column},"
-        f"endLine={f.end.line},endColumn={f.end.column},title={f.code}::{_escape_data(f.code + ' ' + f.message)}\n"
+        f"::error file={_escape_property(f.path)},{_location(f)},"
+        f"title={f.code}::{_escape_data(f.code + ' ' + f.message)}\n"
         for f in findings
     )

@@ -13,6 +13,8 @@ from devlint.rule import Rule, RuleInfo
 ENGINE_CODES = (
     RuleInfo("DL000", "unreadable-file", "A file that cannot be read, decoded or parsed.", True, ""),
     RuleInfo("DL999", "internal-error", "devlint itself failed on a file.", True, ""),
+    # Off by default, as ruff's RUF100: it judges the suppressions, not the code.
+    RuleInfo("DL900", "unused-noqa", "A `# noqa` code of devlint's that silences nothing on its line.", False, "safe"),
 )
 
 

@@ -6,6 +6,7 @@ import libcst as cst
 
 from devlint.fixes import cuda_to_device, device_in_scope
 from devlint.rule import Rule
+from devlint.snippet import snippet
 
 
 class CudaCall(Rule):
@@ -57,12 +58,17 @@ class CudaCall(Rule):
 
     def _emit(self, calls: list[cst.Call]) -> None:
         first = calls[0]
-        target = _snippet(self.ctx.module.code_for_node(first.func.value))  # type: ignore[attr-defined]
         if len(calls) == 1:
+            target = _snippet(self.ctx.module.code_for_node(first.func.value))  # type: ignore[attr-defined]
             message = f"`{target}.cuda()` hardcodes a CUDA GPU and fails on machines without one; use `.to(device)` with a selected device"
         else:
+            # One finding for the statement, but each call named: the fix rewrites them all.
+            named = ", ".join(
+                f"`{_snippet(self.ctx.module.code_for_node(call.func.value), 40)}.cuda()`"  # type: ignore[attr-defined]
+                for call in calls
+            )
             message = (
-                f"{len(calls)} `.cuda()` calls (`{target}.cuda()`, ...) hardcode a CUDA GPU and fail on machines "
+                f"{len(calls)} `.cuda()` calls ({named}) hardcode a CUDA GPU and fail on machines "
                 "without one; use `.to(device)` with a selected device"
             )
         device = device_in_scope(self.ctx, first)
@@ -72,5 +78,4 @@ class CudaCall(Rule):
 
 def _snippet(code: str, limit: int = 60) -> str:
     """Code quoted in a message: one line (findings are one line each), and short."""
-    flat = " ".join(code.split())
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+    return snippet(code, limit)

@@ -9,6 +9,7 @@ from devlint.analysis.guards import device_type_of_string, string_value
 from devlint.analysis.torchapi import ACCELERATOR_TYPES, CUDA_TENSOR_TYPES
 from devlint.names import ImportTable, dotted_name
 from devlint.rule import Rule
+from devlint.snippet import snippet
 from devlint.tree import descendants
 
 _SET_DEFAULT_TYPE = frozenset({"torch.set_default_tensor_type"})
@@ -281,5 +282,4 @@ def _literal_parts(expr: cst.BaseExpression) -> list[cst.CSTNode]:
 
 def _snippet(code: str, limit: int = 60) -> str:
     """Code quoted in a message: one line (findings are one line each), and short."""
-    flat = " ".join(code.split())
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+    return snippet(code, limit)

@@ -6,6 +6,7 @@ import libcst as cst
 
 from devlint.analysis.describe import code, device_expression, where
 from devlint.rule import Rule
+from devlint.snippet import one_line
 
 
 class UnmovedBatch(Rule):
@@ -34,5 +35,16 @@ class UnmovedBatch(Rule):
             self.report(
                 conflict.node,
                 f"`{name}` {batch.what} (line {self.ctx.line_of(batch.node)}) on the CPU, but `{code(module, device.expr)}` "
-                f"{lives} {where(device, self.ctx.line_of)}: move it first with `{name} = {name}.to({target})`",
+                f"{lives} {where(device, self.ctx.line_of)}: move it first with `{_move(module, conflict.cpu.expr, target)}`",
             )
+
+
+def _move(module: cst.Module, expr: cst.BaseExpression, target: str) -> str:
+    """The suggested move, as valid Python: an assignment where the expression can be assigned
+    to (`data = data.to(device)`), else the moved expression (`data.reshape(-1, 4).to(device)`)."""
+    text = one_line(module.code_for_node(expr))
+    if isinstance(expr, (cst.Name, cst.Attribute, cst.Subscript)):
+        return f"{text} = {text}.to({target})"
+    if not isinstance(expr, cst.Call) and not expr.lpar:
+        text = f"({text})"
+    return f"{text}.to({target})"
