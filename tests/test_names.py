@@ -100,6 +100,7 @@ def test_no_torch_import_means_no_torch() -> None:
 
 
 def test_torch_cuda_module_is_not_a_cuda_call() -> None:
+    # `torch.cuda` and an alias of it are the module: no DL101 (a raising call is DL103's).
     assert positions(
         """
         import torch
@@ -108,7 +109,7 @@ def test_torch_cuda_module_is_not_a_cuda_call() -> None:
         torch.cuda.empty_cache()
         cuda.manual_seed_all(0)
         """
-    ) == []
+    ) == [("DL103", 3, 1)]
 
 
 def test_local_bindings_without_walrus_skip_expressions_but_bind_the_same() -> None:
