@@ -1,5 +1,6 @@
 """simulate_cuda() as a context: what it patches, restores, and answers."""
 
+import gc
 import io
 
 import pytest
@@ -24,6 +25,7 @@ def _snapshot():
         "apply": Function.__dict__["apply"],
         "backward_apply": BackwardCFunction.__dict__["apply"],
         "cudnn": torch.backends.cudnn.is_acceptable,
+        "has_torch_function": torch.overrides.has_torch_function,
         "modes": torch._C._len_torch_function_stack(),
     }
 
@@ -81,6 +83,34 @@ def test_nesting_cannot_change_the_device_count():
     assert not torch.cuda.is_available()
 
 
+class _Wrapped(torch.Tensor):
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+class _OtherMode(torch.overrides.TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+def test_fast_path_selectors_do_not_see_the_simulation():
+    # TransformerEncoderLayer and MultiheadAttention take their native kernels
+    # only when has_torch_function is False, as it is on a machine with a GPU
+    plain = torch.ones(2)
+    wrapped = torch.ones(2).as_subclass(_Wrapped)
+    with simulate_cuda():
+        on_device = torch.ones(2, device="cuda")
+        assert torch.overrides.has_torch_function((plain, on_device)) is False
+        assert torch.overrides.has_torch_function((plain, wrapped)) is True
+        with _OtherMode():
+            assert torch.overrides.has_torch_function((plain,)) is True
+        assert torch._C._len_torch_function_stack() == 1
+        # torch's own dispatch still reaches the simulation
+        with pytest.raises(DeviceMismatchError):
+            torch.nn.functional.linear(on_device, torch.ones(3, 2))
+
+
 def test_bad_device_count():
     with pytest.raises(ValueError, match="positive int"):
         simulate_cuda(devices=0)
@@ -121,15 +151,22 @@ def test_device_that_does_not_exist():
 
 
 def test_memory_counters_follow_tensors():
-    with simulate_cuda():
-        start = torch.cuda.memory_allocated()
-        t = torch.zeros(1024, device="cuda")
-        assert torch.cuda.memory_allocated() == start + 4096
-        assert torch.cuda.max_memory_allocated() >= start + 4096
-        del t
-        assert torch.cuda.memory_allocated() == start
-        free, total = torch.cuda.mem_get_info()
-        assert free <= total
+    # simulated tensors of earlier tests caught in reference cycles would be
+    # freed by a collection in the middle and move the counter
+    gc.collect()
+    gc.disable()
+    try:
+        with simulate_cuda():
+            start = torch.cuda.memory_allocated()
+            t = torch.zeros(1024, device="cuda")
+            assert torch.cuda.memory_allocated() == start + 4096
+            assert torch.cuda.max_memory_allocated() >= start + 4096
+            del t
+            assert torch.cuda.memory_allocated() == start
+            free, total = torch.cuda.mem_get_info()
+            assert free <= total
+    finally:
+        gc.enable()
 
 
 def test_views_parameters_and_deepcopy_keep_the_device():

@@ -252,8 +252,8 @@ class Patches:
                 setattr(owner, name, value)
 
 
-def install(machine: SimulatedMachine, reenter: Callable[[], Any]) -> Patches:
-    """Replace torch's CUDA queries for ``machine``; ``reenter()`` re-activates the mode."""
+def install(machine: SimulatedMachine, mode: Any, reenter: Callable[[], Any]) -> Patches:
+    """Replace torch's CUDA queries for ``machine``; ``reenter()`` re-activates ``mode``."""
     # torch._dynamo indexes the torch.cuda functions the first time it is
     # imported (optimizers import it lazily); it must see the real ones.
     import torch._dynamo  # noqa: F401
@@ -327,8 +327,37 @@ def install(machine: SimulatedMachine, reenter: Callable[[], Any]) -> Patches:
     load = torch.load
     patches.set(torch, "load", _simulated_load(load, machine))
 
+    overrides = torch.overrides
+    patches.set(overrides, "has_torch_function", _unseen_by_fast_paths(overrides.has_torch_function, mode))
+
     _install_autograd_functions(patches, reenter)
     return patches
+
+
+def _unseen_by_fast_paths(has_torch_function: Callable[..., bool], mode: Any) -> Callable[..., bool]:
+    """``torch.overrides.has_torch_function`` that does not count the simulation's mode.
+
+    Modules choose their native fast path by asking it (TransformerEncoderLayer's
+    ``_transformer_encoder_layer_fwd`` and MultiheadAttention's
+    ``_native_multi_head_attention`` in eval mode under no_grad): any function
+    mode answers True and sends them down the composite path, whose numbers
+    differ from a plain CPU run in the last digits. On a real GPU no mode is
+    on, so the fast path is what CUDA runs too. torch's own dispatch
+    (``if has_torch_function(...): return handle_torch_function(...)``) binds
+    the name at import and is not affected.
+    """
+
+    @functools.wraps(has_torch_function)
+    def unseen(relevant_args: Any) -> bool:
+        if torch._C._len_torch_function_stack() == 1 and torch._C._get_function_stack_at(0) is mode:
+            ours = torch._C._pop_torch_function_stack()
+            try:
+                return has_torch_function(relevant_args)
+            finally:
+                torch._C._push_on_torch_function_stack(ours)
+        return has_torch_function(relevant_args)
+
+    return unseen
 
 
 def _simulated_load(load: Callable[..., Any], machine: SimulatedMachine) -> Callable[..., Any]:

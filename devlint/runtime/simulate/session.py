@@ -62,7 +62,7 @@ class simulate_cuda(contextlib.ContextDecorator):  # noqa: N801 - reads like a f
                 return _ACTIVE.machine
             machine = SimulatedMachine(self.devices)
             mode = SimulatedCudaMode(machine)
-            patches = install(machine, mode.active)
+            patches = install(machine, mode, mode.active)
             try:
                 mode.__enter__()
             except BaseException:
