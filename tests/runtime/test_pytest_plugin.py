@@ -20,13 +20,9 @@ import torch
 from torch import nn
 
 
-class Pair(nn.Module):
-    def forward(self, a, b):
-        return a, b
-
-
 def mixed():
-    return Pair()(torch.zeros(1, device="meta"), torch.zeros(1))
+    layer = nn.Linear(1, 1, bias=False, device="meta")  # PyTorch alone would not raise
+    return layer(torch.zeros(1, 1))
 
 
 def test_plain():
@@ -71,12 +67,12 @@ def test_without_the_option_only_marked_tests_and_the_fixture_check(tests_file: 
     result.assert_outcomes(passed=3, failed=3, warnings=1)
     result.stdout.fnmatch_lines(
         [
-            "E   *DeviceMismatchError: device mismatch in Pair (Pair)",
+            "E   *DeviceMismatchError: device mismatch in layer (Linear)",
+            "E   * its parameters are on meta, but these inputs are not:",
             # fnmatch: [[] is a literal "["
-            "E   * it has no parameters or buffers, and its inputs are on more than one device: args[[]0] is on meta, but",
-            "E   *   args[[]1]  cpu  shape (1,)  torch.float32",
-            'E   * called from test_models.py:12 in mixed: return Pair()(torch.zeros(1, device="meta"), torch.zeros(1))',
-            "*test_models.py:12: DeviceMismatchWarning: device mismatch in Pair (Pair)",
+            "E   *   args[[]0]  cpu  shape (1, 1)  torch.float32",
+            "E   * called from test_models.py:8 in mixed: return layer(torch.zeros(1, 1))",
+            "*test_models.py:8: DeviceMismatchWarning: device mismatch in layer (Linear)",
             "FAILED test_models.py::test_marked - *DeviceMismatch*",
             "FAILED test_models.py::test_fixture - *DeviceMismatch*",
             "FAILED test_models.py::test_bad_marker - Failed: @pytest.mark.devlint_runtime*",
@@ -84,7 +80,7 @@ def test_without_the_option_only_marked_tests_and_the_fixture_check(tests_file: 
     )
     result.stdout.fnmatch_lines(["@pytest.mark.devlint_runtime: mode must be 'raise' or 'warn', not 'loud'"])
     # pytest hides devlint's own frames: the traceback ends in the user's code.
-    result.stdout.fnmatch_lines(["test_models.py:12: DeviceMismatchError"])
+    result.stdout.fnmatch_lines(["test_models.py:8: DeviceMismatchError"])
     result.stdout.no_fnmatch_line("*interception.py*")
 
 
