@@ -338,6 +338,16 @@ def pop(watch: Watch) -> None:
             return
 
 
+def pop_owned_by(owner: object) -> None:
+    """End this thread's innermost activation started by ``owner`` (a ``check_devices()`` object)."""
+    watches = _thread.watches
+    for i in range(len(watches) - 1, -1, -1):
+        if watches[i].owner is owner:
+            del watches[i]
+            _uninstall()
+            return
+
+
 def start_session(watch: Watch) -> None:
     """``enable()``: one activation for every thread, replacing an earlier one."""
     global _session
