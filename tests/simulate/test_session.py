@@ -26,6 +26,9 @@ def _snapshot():
         "backward_apply": BackwardCFunction.__dict__["apply"],
         "cudnn": torch.backends.cudnn.is_acceptable,
         "has_torch_function": torch.overrides.has_torch_function,
+        "generator": torch.Generator,
+        "storage_to": torch.storage._StorageBase.__dict__["to"],
+        "location_tag": torch.serialization.location_tag,
         "modes": torch._C._len_torch_function_stack(),
     }
 
@@ -194,6 +197,55 @@ def test_load_with_cuda_map_location():
         assert torch.load(buffer, map_location={"cpu": "cuda:0"})["w"].is_cuda
         buffer.seek(0)
         assert torch.load(buffer)["w"].device.type == "cpu"
+
+
+def test_checkpoint_saved_inside_keeps_its_device_and_needs_a_map_location_outside():
+    buffer = io.BytesIO()
+    with simulate_cuda(devices=2):
+        weights = torch.arange(4.0, device="cuda:1")
+        torch.save({"w": weights, "step": 3}, buffer)
+        buffer.seek(0)
+        loaded = torch.load(buffer)
+        assert loaded["w"].device == torch.device("cuda", 1)
+        assert loaded["w"].tolist() == [0.0, 1.0, 2.0, 3.0] and loaded["step"] == 3
+        buffer.seek(0)
+        assert torch.load(buffer, map_location="cuda:0")["w"].device == torch.device("cuda", 0)
+        buffer.seek(0)
+        assert torch.load(buffer, map_location="cpu")["w"].device.type == "cpu"
+    buffer.seek(0)
+    # what a machine without a GPU says of a checkpoint saved on one
+    with pytest.raises(RuntimeError, match="Attempting to deserialize object on a CUDA device"):
+        torch.load(buffer)
+    buffer.seek(0)
+    assert torch.load(buffer, map_location="cpu")["w"].tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_load_with_a_callable_map_location():
+    buffer = io.BytesIO()
+    torch.save({"w": torch.ones(2)}, buffer)
+    with simulate_cuda():
+        buffer.seek(0)
+        moved = torch.load(buffer, map_location=lambda storage, location: storage.cuda())["w"]
+        assert moved.device == torch.device("cuda", 0) and moved.tolist() == [1.0, 1.0]
+        buffer.seek(0)
+        kept = torch.load(buffer, map_location=lambda storage, location: storage)["w"]
+        assert kept.device.type == "cpu"
+
+
+def test_cuda_generators():
+    with simulate_cuda():
+        generator = torch.Generator(device="cuda")
+        assert generator.device == torch.device("cuda", 0)
+        assert isinstance(generator, torch.Generator) and isinstance(torch.default_generator, torch.Generator)
+        generator.manual_seed(7)
+        drawn = torch.randn(3, device="cuda", generator=generator)
+        assert drawn.is_cuda
+        with pytest.raises(DeviceMismatchError, match="Expected a 'cpu' device type for generator but found 'cuda'"):
+            torch.randperm(4, generator=generator)  # a DataLoader's shuffling runs on the CPU
+        with pytest.raises(DeviceMismatchError, match="Expected a 'cuda' device type for generator but found 'cpu'"):
+            torch.randn(3, device="cuda", generator=torch.Generator())
+    # simulated CUDA draws the CPU's random numbers
+    assert drawn.tolist() == torch.randn(3, generator=torch.Generator().manual_seed(7)).tolist()
 
 
 def test_gradients_handed_to_hooks_are_on_the_device():
