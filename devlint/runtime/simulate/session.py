@@ -93,6 +93,12 @@ def is_simulating() -> bool:
     return _ACTIVE is not None
 
 
+def active_machine() -> SimulatedMachine | None:
+    """The machine being simulated now, if any."""
+    active = _ACTIVE
+    return None if active is None else active.machine
+
+
 def _remove_mode(mode: SimulatedCudaMode) -> None:
     """Pop ``mode`` from this thread's function-mode stack, keeping the modes above it.
 
