@@ -74,8 +74,8 @@ def test_torch_compile_runs_without_graph_breaks_and_says_once():
         assert torch.equal(torch.compile(lambda t: model(t), backend="eager")(x), expected)
         explained = torch._dynamo.explain(model)(x)
     assert explained.graph_break_count == 0
-    # Dynamo, if first imported inside the block, saw devlint's Module.__call__;
-    # after the block it must see the original again.
+    # Dynamo keeps the Module.__call__ it saw when first imported (here, inside
+    # the block): devlint swaps only its code, so that is still the original.
     assert torch._dynamo.utils.unpatched_nn_module_call is nn.Module.__call__
     assert _skipped_notices(seen) == [
         "devlint.runtime names the torch.compile modules such as OptimizedModule where a device mismatch "
