@@ -1,13 +1,20 @@
 """Cost of devlint.runtime: time with the mode / time without, measured side by side.
 
-    .venv/bin/python benchmarks/bench_runtime.py [--batch 8] [--rounds 15] [--threads 1]
+    .venv/bin/python benchmarks/bench_runtime.py [--batch 8] [--rounds 100] [--threads 1]
 
 For each model (a ResNet-20-class CNN on 32x32 images, a small GPT-like
-transformer) and each workload (forward under no_grad, a full training step),
-the script runs many short rounds, each timing without and with the mode back
-to back, and prints the median of the rounds' ratios.
-"with" is `check_devices()` (every module); "with(model)" is
-`check_devices(model)` (only that model's modules).
+transformer built from torch.nn layers, and, when transformers is installed,
+GPT-2 and BERT from tiny configs) and each workload (forward under no_grad, a
+training step: forward, backward and for the first two an SGD step), the
+script runs many short rounds, each timing every side back to back, and
+prints the median of the rounds' ratios:
+
+- "with": `check_devices()` around the round (every module);
+- "with(model)": `check_devices(model)` around the round (that model's modules);
+- "per step": `with check_devices():` entered and left around every step;
+- "us/call": what the check adds to one module call, in microseconds
+  ("with" less "without", over the module calls of one step);
+- "enter": the cost of entering and leaving one block, in microseconds.
 """
 
 from __future__ import annotations
@@ -24,6 +31,11 @@ import torch.nn.functional as F
 from torch import nn
 
 import devlint.runtime as dlr
+
+try:
+    import transformers
+except ImportError:  # the transformers rows are left out
+    transformers = None
 
 
 class BasicBlock(nn.Module):
@@ -124,10 +136,48 @@ def workloads(batch: int) -> dict[str, tuple[nn.Module, Workload, Workload]]:
         F.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids.reshape(-1)).backward()
         gpt_opt.step()
 
-    return {
+    models = {
         "resnet20": (cnn, cnn_forward, cnn_step),
         "tinygpt": (gpt, gpt_forward, gpt_step),
     }
+    if transformers is not None:
+        models.update(_transformers_workloads(batch))
+    return models
+
+
+def _transformers_workloads(batch: int) -> dict[str, tuple[nn.Module, Workload, Workload]]:
+    """GPT-2 and BERT from tiny configs (issue 19's models): forward, and forward with backward."""
+    transformers.utils.logging.set_verbosity_error()
+    torch.manual_seed(0)
+    gpt2 = transformers.GPT2LMHeadModel(
+        transformers.GPT2Config(vocab_size=100, n_embd=32, n_layer=2, n_head=2, n_positions=64, bos_token_id=0, eos_token_id=0)
+    )
+    bert = transformers.BertForMaskedLM(
+        transformers.BertConfig(
+            vocab_size=100,
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            intermediate_size=64,
+            max_position_embeddings=64,
+        )
+    )
+    ids = torch.randint(0, 100, (max(batch // 2, 1), 16))
+    models: dict[str, tuple[nn.Module, Workload, Workload]] = {}
+    for name, model in (("gpt2-tiny", gpt2), ("bert-tiny", bert)):
+
+        def forward(model: nn.Module = model) -> Any:
+            model.eval()
+            with torch.no_grad():
+                return model(input_ids=ids)
+
+        def step(model: nn.Module = model) -> Any:
+            model.train()
+            model.zero_grad()
+            model(input_ids=ids, labels=ids).loss.backward()
+
+        models[name] = (model, forward, step)
+    return models
 
 
 # With one intra-op thread, torch runs forward and CPU backward in the calling
@@ -148,22 +198,61 @@ def timed(work: Workload, context: Callable[[], Any], iters: int) -> float:
         return (clock() - start) / iters
 
 
-def compare(model: nn.Module, work: Workload, rounds: int) -> tuple[float, float, float]:
-    """Seconds per call without the mode; ratios for every module / this model only."""
+def per_step(work: Workload) -> Workload:
+    def entered() -> Any:
+        with dlr.check_devices():
+            return work()
+
+    return entered
+
+
+def module_calls(work: Workload) -> int:
+    """How many nn.Module calls one run of ``work`` makes."""
+    calls = 0
+
+    def count(module: nn.Module, args: Any) -> None:
+        nonlocal calls
+        calls += 1
+
+    handle = nn.modules.module.register_module_forward_pre_hook(count)
+    try:
+        work()
+    finally:
+        handle.remove()
+    return calls
+
+
+def entry_cost(rounds: int = 2000) -> float:
+    """Seconds to enter and leave one check_devices() block."""
+    check = dlr.check_devices()
+    for _ in range(50):
+        with check:
+            pass
+    start = time.perf_counter()
+    for _ in range(rounds):
+        with check:
+            pass
+    return (time.perf_counter() - start) / rounds
+
+
+def compare(model: nn.Module, work: Workload, rounds: int) -> tuple[float, float, float, float]:
+    """Seconds per call without the mode; ratios for every module, this model only, and entered per step."""
     for _ in range(3):
         work()
     once = timed(work, nullcontext, 3)
     iters = max(2, int(0.01 / max(once, 1e-6)))  # ~10 ms a round: many short rounds
-    sides: list[tuple[list[float], Callable[[], Any]]] = [
-        ([], nullcontext),
-        ([], dlr.check_devices),
-        ([], lambda: dlr.check_devices(model)),
+    entered = per_step(work)
+    sides: list[tuple[list[float], Workload, Callable[[], Any]]] = [
+        ([], work, nullcontext),
+        ([], work, dlr.check_devices),
+        ([], work, lambda: dlr.check_devices(model)),
+        ([], entered, nullcontext),
     ]
     for i in range(rounds):
         # Alternate the order, so that no side always runs right after another.
-        for times, context in sides if i % 2 else reversed(sides):
-            times.append(timed(work, context, iters))
-    base, every, watched = (times for times, _ in sides)
+        for times, job, context in sides if i % 2 else reversed(sides):
+            times.append(timed(job, context, iters))
+    base, every, watched, stepped = (times for times, _, _ in sides)
     # Each round's sides ran back to back, so their ratio cancels slow drift in
     # the machine's speed; the median of those ratios ignores the rounds that
     # other work on a shared machine disturbed.
@@ -171,6 +260,7 @@ def compare(model: nn.Module, work: Workload, rounds: int) -> tuple[float, float
         statistics.median(base),
         statistics.median(w / b for w, b in zip(every, base, strict=True)),
         statistics.median(w / b for w, b in zip(watched, base, strict=True)),
+        statistics.median(w / b for w, b in zip(stepped, base, strict=True)),
     )
 
 
@@ -188,11 +278,32 @@ def main() -> None:
         f"torch {torch.__version__}, batch {args.batch}, {args.threads} thread(s), {args.rounds} rounds, "
         f"clock {clock.__name__}"
     )
-    print(f"{'model':<10} {'workload':<22} {'without':>10} {'with':>7} {'with(model)':>12}")
+    print(
+        f"{'model':<10} {'workload':<22} {'without':>10} {'with':>7} {'with(model)':>12} {'per step':>9} "
+        f"{'calls':>6} {'us/call':>8}"
+    )
     for name, (model, forward, step) in workloads(args.batch).items():
         for label, work in (("forward (no_grad)", forward), ("training step", step)):
-            base, every, watched = compare(model, work, args.rounds)
-            print(f"{name:<10} {label:<22} {base * 1e3:>8.2f}ms {every:>7.3f} {watched:>12.3f}")
+            base, every, watched, stepped = compare(model, work, args.rounds)
+            calls = module_calls(work)
+            cost = (every - 1) * base / calls * 1e6
+            print(
+                f"{name:<10} {label:<22} {base * 1e3:>8.2f}ms {every:>7.3f} {watched:>12.3f} {stepped:>9.3f} "
+                f"{calls:>6} {cost:>8.2f}"
+            )
+    loaded = sum(1 for _ in _subclasses(nn.Module))
+    print(f"entering and leaving a block: {entry_cost() * 1e6:.1f} us ({loaded} nn.Module classes loaded)")
+
+
+def _subclasses(cls: type) -> Any:
+    seen: set[type] = set()
+    todo = [cls]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            if sub not in seen:
+                seen.add(sub)
+                todo.append(sub)
+                yield sub
 
 
 if __name__ == "__main__":

@@ -33,9 +33,14 @@ class CallSite:
 
     @classmethod
     def of(cls, frame: FrameType) -> CallSite:
+        return cls.at(frame, frame.f_lineno)
+
+    @classmethod
+    def at(cls, frame: FrameType, lineno: int) -> CallSite:
+        """The line ``lineno`` of the code ``frame`` runs (a traceback's line, not the frame's current one)."""
         code = frame.f_code
-        text = linecache.getline(code.co_filename, frame.f_lineno).strip()
-        return cls(code.co_filename, frame.f_lineno, code.co_name, text)
+        text = linecache.getline(code.co_filename, lineno).strip()
+        return cls(code.co_filename, lineno, code.co_name, text)
 
     @property
     def location(self) -> str:

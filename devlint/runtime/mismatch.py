@@ -83,9 +83,31 @@ class Mismatch:
             return None
         return cls(expected, len(own_devices) > 1, not tensors.own, offenders, tensors)
 
+    @classmethod
+    def unexplained(cls, tensors: CallTensors) -> Mismatch:
+        """An operation inside the call failed, but the call's own tensors agree."""
+        inner = tensors.inner.device if tensors.inner is not None else None
+        own = tensors.own_devices()
+        expected = own[0] if own else inner if inner is not None else torch.device("cpu")
+        return cls(expected, False, not tensors.own, (), tensors)
+
     def error(
-        self, module: nn.Module, place: ModulePlace, site: CallSite | None, root_site: CallSite | None
+        self,
+        module: nn.Module,
+        place: ModulePlace,
+        site: CallSite | None,
+        root_site: CallSite | None,
+        *,
+        root_inputs: tuple[str, ...] = (),
+        failure: str | None = None,
+        failed_at: CallSite | None = None,
     ) -> DeviceMismatchError:
+        """The error for this mismatch.
+
+        ``root_inputs`` are the paths, in the outermost call, of the tensors
+        found here; ``failure`` is PyTorch's message when an operation in the
+        module's code raised, and ``failed_at`` the line that ran it.
+        """
         lines = [f"device mismatch in {place.display} ({type(module).__name__})"]
         expected = str(self.expected)
         own_names = {id(p) for p in self.tensors.own}
@@ -96,6 +118,8 @@ class Mismatch:
             if inputs_off:
                 lines.append(f"  and these inputs are not on {expected}, where most of them are:")
                 lines += _table(inputs_off)
+        elif not self.offenders:
+            lines.append("  an operation in its code met tensors on two devices")
         elif self.parameterless and self.tensors.inner is not None:
             lines.append(f"  its submodules' parameters are on {expected}, but these inputs are not:")
             lines += _table(list(self.offenders))
@@ -110,10 +134,15 @@ class Mismatch:
             owner = "parameters" if any(p.kind == "parameter" for p in self.tensors.own) else "buffers"
             lines.append(f"  its {owner} are on {expected}, but these inputs are not:")
             lines += _table(list(self.offenders))
+        if failure is not None:
+            lines.append(f"  PyTorch raised: {failure}")
+            if failed_at is not None:
+                lines.append(f"  at {failed_at.location} in {failed_at.function}: {failed_at.line}")
         if site is not None:
             lines.append(f"  called from {site.location} in {site.function}: {site.line}")
         if root_site is not None and root_site != site:
-            lines.append(f"  {place.root_name} called from {root_site.location}: {root_site.line}")
+            passed = f" with {', '.join(root_inputs)}" if root_inputs else ""
+            lines.append(f"  {place.root_name} called from {root_site.location}{passed}: {root_site.line}")
         lines.append("fix: " + self._fix(place))
         module_on_meta = expected == "meta" and (not self.parameterless or self.tensors.inner is not None)
         if module_on_meta:
@@ -142,6 +171,11 @@ class Mismatch:
 
     def _fix(self, place: ModulePlace) -> str:
         expected = str(self.expected)
+        if not self.offenders:
+            return (
+                f"create the tensors this code makes on the device of the ones it meets "
+                f"(`torch.zeros(..., device=x.device)`), or move them there before the operation."
+            )
         if self.split_module:
             return (
                 f"move the whole model after changing its tensors: `{place.root_name}.to(device)` moves "

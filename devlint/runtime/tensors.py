@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 from torch import Tensor, nn
+from torch.nn.utils.rnn import PackedSequence
 
 # Inputs nested deeper than this are not looked at; real calls nest two or
 # three levels (a batch dict of lists of tensors), and the limit keeps a
@@ -41,7 +42,10 @@ def _walk_fast(obj: Any, device: torch.device | None, depth: int) -> torch.devic
     if depth >= MAX_DEPTH:
         return device
     cls = type(obj)
-    if cls is tuple or cls is list or isinstance(obj, (tuple, list)):
+    if cls is PackedSequence:
+        for item in _on_device_parts(obj):
+            device = _walk_fast(item, device, depth + 1)
+    elif cls is tuple or cls is list or isinstance(obj, (tuple, list)):
         for item in obj:
             device = _walk_fast(item, device, depth + 1)
     elif isinstance(obj, Mapping):
@@ -109,6 +113,46 @@ def call_is_consistent(
 _SCALARS = frozenset({int, float, bool, str, bytes, complex})
 
 
+def _on_device_parts(packed: PackedSequence) -> tuple[Any, ...]:
+    # batch_sizes is always a CPU tensor, whatever the data's device: the RNN
+    # kernels read it from host memory.
+    return packed.data, packed.sorted_indices, packed.unsorted_indices
+
+
+# Inputs of torch.nn layers that PyTorch wants (or accepts) as integer tensors
+# in host memory next to data on an accelerator: cuDNN's CTC reads targets and
+# lengths from the CPU, and the native CUDA kernel copies them itself.
+HOST_ARGUMENTS: dict[type, tuple[tuple[int, str], ...]] = {
+    nn.CTCLoss: ((1, "targets"), (2, "input_lengths"), (3, "target_lengths")),
+}
+
+
+def without_host_arguments(
+    module: nn.Module, args: tuple[Any, ...], kwargs: Mapping[str, Any]
+) -> tuple[tuple[Any, ...], Mapping[str, Any]]:
+    """The call's inputs less the integer CPU tensors its layer reads from host memory."""
+    places = HOST_ARGUMENTS.get(type(module))
+    if places is None:
+        return args, kwargs
+    kept_args = list(args)
+    kept_kwargs = dict(kwargs)
+    for position, name in places:
+        if position < len(kept_args) and _host_integers(kept_args[position]):
+            kept_args[position] = None
+        if _host_integers(kept_kwargs.get(name)):
+            kept_kwargs[name] = None
+    return tuple(kept_args), kept_kwargs
+
+
+def _host_integers(value: Any) -> bool:
+    return (
+        isinstance(value, Tensor)
+        and value.device.type == "cpu"
+        and not value.is_floating_point()
+        and not value.is_complex()
+    )
+
+
 @dataclasses.dataclass(frozen=True)
 class Placed:
     """One tensor of a call: how to reach it, and where it is."""
@@ -138,7 +182,10 @@ def _walk_named(obj: Any, where: str, depth: int, seen: set[int]) -> Iterator[Pl
     if depth >= MAX_DEPTH or id(obj) in seen or type(obj) in _SCALARS or obj is None:
         return
     seen.add(id(obj))
-    if isinstance(obj, (tuple, list)):
+    if isinstance(obj, PackedSequence):
+        for name in ("data", "sorted_indices", "unsorted_indices"):
+            yield from _walk_named(getattr(obj, name), f"{where}.{name}", depth + 1, seen)
+    elif isinstance(obj, (tuple, list)):
         for i, item in enumerate(obj):
             yield from _walk_named(item, f"{where}[{i}]", depth + 1, seen)
     elif isinstance(obj, Mapping):
@@ -184,3 +231,30 @@ def _by_use(placed: Iterator[Placed]) -> list[torch.device]:
     for p in placed:
         counts[p.device] = counts.get(p.device, 0) + 1
     return sorted(counts, key=lambda d: -counts[d])
+
+
+def paths_of(tensors: Iterator[Tensor], args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[str, ...]:
+    """Where, among a call's inputs, the given tensors (or tensors sharing their memory) are.
+
+    Lets an error found deep inside a model name the input through which the
+    user passed the tensor (``kwargs["labels"]``), also when the model passed
+    on a view of it (``labels.view(-1)``).
+    """
+    wanted = [(t, _storage(t)) for t in tensors]
+    found: list[str] = []
+    for placed in (*_walk_named(args, "args", 0, set()), *_walk_named(dict(kwargs), "kwargs", 0, set())):
+        storage = _storage(placed.tensor)
+        for tensor, wanted_storage in wanted:
+            if placed.tensor is tensor or (storage is not None and storage is wanted_storage):
+                if placed.where not in found:
+                    found.append(placed.where)
+                break
+    return tuple(found)
+
+
+def _storage(t: Tensor) -> Any:
+    try:
+        return t.untyped_storage()
+    except (RuntimeError, NotImplementedError):  # sparse and other layouts without one storage
+        return None
+

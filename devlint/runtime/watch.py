@@ -33,6 +33,8 @@ class Watch:
     parameterless: bool = True
     # ids of the watched model's modules, taken when the block is entered.
     members: frozenset[int] | None = field(default=None, compare=False)
+    # The check_devices() object that started it, so that its exit ends its own.
+    owner: object = field(default=None, compare=False, repr=False)
 
     @classmethod
     def build(
@@ -41,6 +43,7 @@ class Watch:
         mode: str,
         exempt: Iterable[Exemption] | Exemption | None,
         parameterless: bool,
+        owner: object = None,
     ) -> Watch:
         if mode not in MODES:
             raise ValueError(f"mode must be 'raise' or 'warn', not {mode!r}")
@@ -70,6 +73,7 @@ class Watch:
             exempt_patterns=tuple(patterns),
             parameterless=parameterless,
             members=None if model is None else frozenset(id(m) for m in model.modules()),
+            owner=owner,
         )
 
     def covers(self, module: nn.Module) -> bool:

@@ -30,7 +30,7 @@ class Net(nn.Module):
 
 
 class Holder(nn.Module):
-    """Has a parameter, computes nothing: a mismatch only shows if devlint looks."""
+    """Has a parameter, and never combines its inputs with it."""
 
     def __init__(self, device: str = "cpu") -> None:
         super().__init__()
@@ -38,6 +38,33 @@ class Holder(nn.Module):
 
     def forward(self, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
         return args
+
+
+class Scaled(nn.Module):
+    """Combines every input tensor with its parameter, as a layer of the user's would."""
+
+    def __init__(self, device: str = "cpu") -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(3, device=device))
+
+    def forward(self, *args: Any, **kwargs: Any) -> list[torch.Tensor]:
+        out = []
+        for t in _tensors((args, kwargs)):
+            part = t if t.dim() == 0 else t.flatten()[:1]
+            out.append(part * self.weight[:1])
+        return out
+
+
+def _tensors(value: Any) -> list[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    elif hasattr(value, "__dataclass_fields__"):
+        value = list(vars(value).values())
+    if isinstance(value, (list, tuple)):
+        return [t for item in value for t in _tensors(item)]
+    return []
 
 
 class Pair(nn.Module):
@@ -52,14 +79,53 @@ def batch() -> dict[str, torch.Tensor]:
 
 
 class Chain(nn.Module):
-    """Holders in a row: every call runs, whatever the devices."""
+    """Linear layers in a row, on the given devices, and a head on the CPU: every call runs."""
 
     def __init__(self, *devices: str) -> None:
         super().__init__()
-        self.blocks = nn.ModuleList([Holder(d) for d in devices])
-        self.head = Holder()
+        # no bias: F.linear runs a meta weight on a CPU input without complaint
+        self.blocks = nn.ModuleList([nn.Linear(3, 3, bias=False, device=d) for d in devices])
+        self.head = nn.Linear(3, 3, bias=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         for block in self.blocks:
-            x = block(x)[0]
-        return self.head(x)[0]
+            x = block(x)
+        return self.head(x)
+
+
+class AddsWeight(nn.Module):
+    """A hand-written layer: its input meets its weight in its own code."""
+
+    def __init__(self, device: str = "cpu") -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(8, device=device))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.weight
+
+
+class MovesLabels(nn.Module):
+    """A model that moves its CPU labels to the logits' device itself, as transformers' losses do."""
+
+    def __init__(self, device: str = "cpu") -> None:
+        super().__init__()
+        self.head = nn.Linear(8, 3, device=device)
+
+    def forward(self, x: torch.Tensor, labels: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
+        logits = self.head(x)
+        loss = None
+        if labels is not None:
+            loss = nn.functional.cross_entropy(logits, labels.to(logits.device))
+        return logits, loss
+
+
+class Stack(nn.Module):
+    """A model whose inner layer meets the labels the user passed, without moving them."""
+
+    def __init__(self, device: str = "cpu") -> None:
+        super().__init__()
+        self.body = nn.Linear(8, 8, device=device)
+        self.scorer = AddsWeight(device)
+
+    def forward(self, x: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        return self.body(x) + self.scorer(labels.view(-1, 8))

@@ -43,13 +43,13 @@ def test_torchscript_runs_and_says_once_what_is_not_checked():
         assert torch.equal(scripted(x), expected)
         assert torch.equal(traced(x), expected)
     assert _skipped_notices(seen) == [
-        "devlint.runtime checks the inputs of TorchScript modules such as RecursiveScriptModule, "
-        "but not the module calls inside them: TorchScript runs those without Python. (Said once per process.)"
+        "devlint.runtime names the TorchScript modules such as RecursiveScriptModule where a device mismatch "
+        "happens, but not the module calls inside them: TorchScript runs those without Python. (Said once per process.)"
     ]
 
 
 @pytest.mark.usefixtures("fresh_notices")
-def test_torchscript_inputs_are_still_checked():
+def test_a_mismatch_inside_torchscript_names_the_scripted_module():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         scripted = torch.jit.script(nn.Linear(2, 2).to("meta"))
@@ -74,10 +74,10 @@ def test_torch_compile_runs_without_graph_breaks_and_says_once():
         assert torch.equal(torch.compile(lambda t: model(t), backend="eager")(x), expected)
         explained = torch._dynamo.explain(model)(x)
     assert explained.graph_break_count == 0
-    # Dynamo, if first imported inside the block, saw devlint's Module.__call__;
-    # after the block it must see the original again.
+    # Dynamo keeps the Module.__call__ it saw when first imported (here, inside
+    # the block): devlint swaps only its code, so that is still the original.
     assert torch._dynamo.utils.unpatched_nn_module_call is nn.Module.__call__
     assert _skipped_notices(seen) == [
-        "devlint.runtime checks the inputs of torch.compile modules such as OptimizedModule, "
-        "but not the module calls inside them: torch.compile runs those without Python. (Said once per process.)"
+        "devlint.runtime names the torch.compile modules such as OptimizedModule where a device mismatch "
+        "happens, but not the module calls inside them: torch.compile runs those without Python. (Said once per process.)"
     ]

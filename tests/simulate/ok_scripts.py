@@ -237,6 +237,23 @@ def transformer_masks():
     return losses
 
 
+def attention_fast_paths():
+    # eval mode under no_grad: TransformerEncoder (nested tensors, the default)
+    # and MultiheadAttention take torch's native kernels on a plain CPU run
+    device = _device()
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(d_model=16, nhead=4, dim_feedforward=32, dropout=0.0, batch_first=True)
+    encoder = nn.TransformerEncoder(layer, num_layers=2).to(device).eval()
+    attention = nn.MultiheadAttention(16, 4, batch_first=True).to(device).eval()
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(2, 5, 16, generator=g).to(device)
+    padding = torch.tensor([[False] * 5, [False, False, False, True, True]], device=device)
+    with torch.no_grad():
+        encoded = encoder(x, src_key_padding_mask=padding)
+        attended, weights = attention(x, x, x, key_padding_mask=padding)
+    return [encoded.sum().item(), attended.sum().item(), weights.sum().item(), *weights[1, 0].tolist()]
+
+
 def evaluation():
     device = _device()
     model = _mlp().to(device)
@@ -327,6 +344,7 @@ SCRIPTS = [
     lstm_packed,
     gru_packed,
     transformer_masks,
+    attention_fast_paths,
     evaluation,
     custom_function,
     checkpointing,

@@ -1,5 +1,6 @@
 """simulate_cuda() as a context: what it patches, restores, and answers."""
 
+import gc
 import io
 
 import pytest
@@ -24,6 +25,10 @@ def _snapshot():
         "apply": Function.__dict__["apply"],
         "backward_apply": BackwardCFunction.__dict__["apply"],
         "cudnn": torch.backends.cudnn.is_acceptable,
+        "has_torch_function": torch.overrides.has_torch_function,
+        "generator": torch.Generator,
+        "storage_to": torch.storage._StorageBase.__dict__["to"],
+        "location_tag": torch.serialization.location_tag,
         "modes": torch._C._len_torch_function_stack(),
     }
 
@@ -81,6 +86,34 @@ def test_nesting_cannot_change_the_device_count():
     assert not torch.cuda.is_available()
 
 
+class _Wrapped(torch.Tensor):
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+class _OtherMode(torch.overrides.TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+def test_fast_path_selectors_do_not_see_the_simulation():
+    # TransformerEncoderLayer and MultiheadAttention take their native kernels
+    # only when has_torch_function is False, as it is on a machine with a GPU
+    plain = torch.ones(2)
+    wrapped = torch.ones(2).as_subclass(_Wrapped)
+    with simulate_cuda():
+        on_device = torch.ones(2, device="cuda")
+        assert torch.overrides.has_torch_function((plain, on_device)) is False
+        assert torch.overrides.has_torch_function((plain, wrapped)) is True
+        with _OtherMode():
+            assert torch.overrides.has_torch_function((plain,)) is True
+        assert torch._C._len_torch_function_stack() == 1
+        # torch's own dispatch still reaches the simulation
+        with pytest.raises(DeviceMismatchError):
+            torch.nn.functional.linear(on_device, torch.ones(3, 2))
+
+
 def test_bad_device_count():
     with pytest.raises(ValueError, match="positive int"):
         simulate_cuda(devices=0)
@@ -121,15 +154,22 @@ def test_device_that_does_not_exist():
 
 
 def test_memory_counters_follow_tensors():
-    with simulate_cuda():
-        start = torch.cuda.memory_allocated()
-        t = torch.zeros(1024, device="cuda")
-        assert torch.cuda.memory_allocated() == start + 4096
-        assert torch.cuda.max_memory_allocated() >= start + 4096
-        del t
-        assert torch.cuda.memory_allocated() == start
-        free, total = torch.cuda.mem_get_info()
-        assert free <= total
+    # simulated tensors of earlier tests caught in reference cycles would be
+    # freed by a collection in the middle and move the counter
+    gc.collect()
+    gc.disable()
+    try:
+        with simulate_cuda():
+            start = torch.cuda.memory_allocated()
+            t = torch.zeros(1024, device="cuda")
+            assert torch.cuda.memory_allocated() == start + 4096
+            assert torch.cuda.max_memory_allocated() >= start + 4096
+            del t
+            assert torch.cuda.memory_allocated() == start
+            free, total = torch.cuda.mem_get_info()
+            assert free <= total
+    finally:
+        gc.enable()
 
 
 def test_views_parameters_and_deepcopy_keep_the_device():
@@ -157,6 +197,55 @@ def test_load_with_cuda_map_location():
         assert torch.load(buffer, map_location={"cpu": "cuda:0"})["w"].is_cuda
         buffer.seek(0)
         assert torch.load(buffer)["w"].device.type == "cpu"
+
+
+def test_checkpoint_saved_inside_keeps_its_device_and_needs_a_map_location_outside():
+    buffer = io.BytesIO()
+    with simulate_cuda(devices=2):
+        weights = torch.arange(4.0, device="cuda:1")
+        torch.save({"w": weights, "step": 3}, buffer)
+        buffer.seek(0)
+        loaded = torch.load(buffer)
+        assert loaded["w"].device == torch.device("cuda", 1)
+        assert loaded["w"].tolist() == [0.0, 1.0, 2.0, 3.0] and loaded["step"] == 3
+        buffer.seek(0)
+        assert torch.load(buffer, map_location="cuda:0")["w"].device == torch.device("cuda", 0)
+        buffer.seek(0)
+        assert torch.load(buffer, map_location="cpu")["w"].device.type == "cpu"
+    buffer.seek(0)
+    # what a machine without a GPU says of a checkpoint saved on one
+    with pytest.raises(RuntimeError, match="Attempting to deserialize object on a CUDA device"):
+        torch.load(buffer)
+    buffer.seek(0)
+    assert torch.load(buffer, map_location="cpu")["w"].tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_load_with_a_callable_map_location():
+    buffer = io.BytesIO()
+    torch.save({"w": torch.ones(2)}, buffer)
+    with simulate_cuda():
+        buffer.seek(0)
+        moved = torch.load(buffer, map_location=lambda storage, location: storage.cuda())["w"]
+        assert moved.device == torch.device("cuda", 0) and moved.tolist() == [1.0, 1.0]
+        buffer.seek(0)
+        kept = torch.load(buffer, map_location=lambda storage, location: storage)["w"]
+        assert kept.device.type == "cpu"
+
+
+def test_cuda_generators():
+    with simulate_cuda():
+        generator = torch.Generator(device="cuda")
+        assert generator.device == torch.device("cuda", 0)
+        assert isinstance(generator, torch.Generator) and isinstance(torch.default_generator, torch.Generator)
+        generator.manual_seed(7)
+        drawn = torch.randn(3, device="cuda", generator=generator)
+        assert drawn.is_cuda
+        with pytest.raises(DeviceMismatchError, match="Expected a 'cpu' device type for generator but found 'cuda'"):
+            torch.randperm(4, generator=generator)  # a DataLoader's shuffling runs on the CPU
+        with pytest.raises(DeviceMismatchError, match="Expected a 'cuda' device type for generator but found 'cpu'"):
+            torch.randn(3, device="cuda", generator=torch.Generator())
+    # simulated CUDA draws the CPU's random numbers
+    assert drawn.tolist() == torch.randn(3, generator=torch.Generator().manual_seed(7)).tolist()
 
 
 def test_gradients_handed_to_hooks_are_on_the_device():

@@ -4,8 +4,9 @@ User code asks ``torch.cuda.is_available()`` before it chooses a device; if
 that answered False, the device-selection idiom would pick the CPU and the
 simulation would find nothing. So the machine replaces the ``torch.cuda`` and
 ``torch.accelerator`` queries with plausible answers, and a few places in
-torch that would otherwise try to reach real CUDA memory (``torch.load``
-with ``map_location="cuda"``, the DataLoader's pinning, custom autograd
+torch that would otherwise try to reach real CUDA memory (storages moved to
+CUDA, which is how ``torch.load`` restores a checkpoint's tensors;
+``torch.Generator(device="cuda")``; the DataLoader's pinning; custom autograd
 functions' backward). ``Patches`` records every original and puts it back.
 """
 
@@ -17,10 +18,12 @@ from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import torch
+import torch.serialization
+import torch.storage
 import torch.utils.data._utils.pin_memory as pin_memory_module
 from torch.autograd.function import BackwardCFunction, Function
 
-from .tags import CPU, MEMORY, device_of, place
+from .tags import CPU, MEMORY, device_of, place, place_storage, storage_device
 
 _TOTAL_MEMORY = 80 * 1024**3
 _RESERVE_BLOCK = 2 * 1024**2
@@ -252,8 +255,8 @@ class Patches:
                 setattr(owner, name, value)
 
 
-def install(machine: SimulatedMachine, reenter: Callable[[], Any]) -> Patches:
-    """Replace torch's CUDA queries for ``machine``; ``reenter()`` re-activates the mode."""
+def install(machine: SimulatedMachine, mode: Any, reenter: Callable[[], Any]) -> Patches:
+    """Replace torch's CUDA queries for ``machine``; ``reenter()`` re-activates ``mode``."""
     # torch._dynamo indexes the torch.cuda functions the first time it is
     # imported (optimizers import it lazily); it must see the real ones.
     import torch._dynamo  # noqa: F401
@@ -324,51 +327,119 @@ def install(machine: SimulatedMachine, reenter: Callable[[], Any]) -> Patches:
     # that it has no cuDNN. The simulated GPU has none either.
     patches.set(torch.backends.cudnn, "is_acceptable", lambda tensor: False)
 
-    load = torch.load
-    patches.set(torch, "load", _simulated_load(load, machine))
+    # torch.load restores each storage with storage.to(device=...), and a
+    # callable map_location calls storage.cuda(); torch.save records each
+    # storage's location_tag. A checkpoint saved inside the simulation so
+    # says "cuda:0", as on a GPU, and comes back there (or, outside it, needs
+    # a map_location, as a real GPU checkpoint does).
+    storage_base = torch.storage._StorageBase
+    patches.set(storage_base, "to", _simulated_storage_to(storage_base.__dict__["to"], machine))
+    serialization = torch.serialization
+    patches.set(serialization, "location_tag", _simulated_location_tag(serialization.location_tag))
+    patches.set(torch, "Generator", simulated_generator_type(torch.Generator, machine))
+
+    overrides = torch.overrides
+    patches.set(overrides, "has_torch_function", _unseen_by_fast_paths(overrides.has_torch_function, mode))
 
     _install_autograd_functions(patches, reenter)
     return patches
 
 
-def _simulated_load(load: Callable[..., Any], machine: SimulatedMachine) -> Callable[..., Any]:
-    """``torch.load`` whose ``map_location`` may name a simulated CUDA device."""
+def _unseen_by_fast_paths(has_torch_function: Callable[..., bool], mode: Any) -> Callable[..., bool]:
+    """``torch.overrides.has_torch_function`` that does not count the simulation's mode.
 
-    @functools.wraps(load)
-    def simulated(f: Any, map_location: Any = None, *args: Any, **kwargs: Any) -> Any:
-        target: torch.device | None = None
-        if isinstance(map_location, (str, torch.device, int)) and not isinstance(map_location, bool):
-            where = machine.resolve(map_location)
-            if where.type == "cuda":
-                target, map_location = where, "cpu"
-        elif isinstance(map_location, dict):
-            # {"cuda:1": "cuda:0"}: every location is host memory here
-            values = {machine.resolve(v) for v in map_location.values()}
-            cuda = [v for v in values if v.type == "cuda"]
-            if cuda:
-                target, map_location = cuda[0], "cpu"
-        result = load(f, map_location, *args, **kwargs)
-        if target is not None:
-            _place_all(result, target)
-        return result
+    Modules choose their native fast path by asking it (TransformerEncoderLayer's
+    ``_transformer_encoder_layer_fwd`` and MultiheadAttention's
+    ``_native_multi_head_attention`` in eval mode under no_grad): any function
+    mode answers True and sends them down the composite path, whose numbers
+    differ from a plain CPU run in the last digits. On a real GPU no mode is
+    on, so the fast path is what CUDA runs too. torch's own dispatch
+    (``if has_torch_function(...): return handle_torch_function(...)``) binds
+    the name at import and is not affected.
+    """
+
+    @functools.wraps(has_torch_function)
+    def unseen(relevant_args: Any) -> bool:
+        if torch._C._len_torch_function_stack() == 1 and torch._C._get_function_stack_at(0) is mode:
+            ours = torch._C._pop_torch_function_stack()
+            try:
+                return has_torch_function(relevant_args)
+            finally:
+                torch._C._push_on_torch_function_stack(ours)
+        return has_torch_function(relevant_args)
+
+    return unseen
+
+
+def _simulated_storage_to(to: Callable[..., Any], machine: SimulatedMachine) -> Callable[..., Any]:
+    """``storage.to(device=...)`` for simulated devices: a CPU copy with the device's tag."""
+
+    @functools.wraps(to)
+    def simulated(storage: Any, *, device: Any, non_blocking: bool = False) -> Any:
+        target = machine.resolve(device)
+        source = storage_device(storage)
+        if target.type != "cuda":
+            if source is not None and target.type == "cpu":
+                return storage.clone()  # a fresh storage: no tag
+            return to(storage, device=device, non_blocking=non_blocking)
+        if source == target:
+            return storage
+        copy = storage.clone()
+        place_storage(getattr(copy, "_untyped_storage", copy), target)
+        return copy
 
     return simulated
 
 
-def _place_all(value: Any, device: torch.device, depth: int = 0) -> None:
-    if depth > 20:
-        return
-    if isinstance(value, torch.Tensor):
-        place(value, device)
-    elif isinstance(value, torch.nn.Module):
-        for tensor in value.state_dict(keep_vars=True).values():
-            place(tensor, device)
-    elif isinstance(value, dict):
-        for item in value.values():
-            _place_all(item, device, depth + 1)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            _place_all(item, device, depth + 1)
+def _simulated_location_tag(location_tag: Callable[[Any], str]) -> Callable[[Any], str]:
+    @functools.wraps(location_tag)
+    def simulated(storage: Any) -> str:
+        device = storage_device(storage)
+        return str(device) if device is not None else location_tag(storage)
+
+    return simulated
+
+
+def simulated_generator_type(real: type, machine: SimulatedMachine) -> type:
+    """``torch.Generator`` that accepts a simulated CUDA device.
+
+    It is a CPU generator (simulated CUDA draws from the CPU's random
+    streams) that reports ``cuda:N`` as its device. ``isinstance`` with it
+    accepts every real generator too, so code that checks its argument is
+    not surprised by the generators made before the simulation.
+    """
+
+    class _GeneratorType(type(real)):  # type: ignore[misc]
+        def __instancecheck__(cls, obj: object) -> bool:
+            return isinstance(obj, real)
+
+        def __subclasscheck__(cls, sub: type) -> bool:
+            return issubclass(sub, real)
+
+    class Generator(real, metaclass=_GeneratorType):  # type: ignore[misc, valid-type]
+        __doc__ = real.__doc__
+
+        def __new__(cls, device: Any = "cpu") -> Any:
+            where = machine.resolve(device if device is not None else "cpu")
+            generator = real.__new__(cls, device="cpu" if where.type == "cuda" else device)
+            generator._devlint_device = where
+            return generator
+
+        def __init__(self, device: Any = "cpu") -> None:
+            pass  # the device was taken in __new__
+
+        @property
+        def device(self) -> torch.device:
+            return self._devlint_device
+
+    Generator.__module__ = real.__module__
+    Generator.__qualname__ = real.__qualname__
+    return Generator
+
+
+def generator_device(generator: Any) -> torch.device:
+    """The (simulated) device of a generator."""
+    return getattr(generator, "_devlint_device", None) or generator.device
 
 
 def _install_autograd_functions(patches: Patches, reenter: Callable[[], Any]) -> None:

@@ -26,6 +26,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from . import report
+from .machine import generator_device
 from .rules import BY_OP, SAME, DeviceRule, is_inplace, op_name
 from .tags import CPU, TAG, device_of, place
 
@@ -110,12 +111,14 @@ class SimulatedCudaMode(TorchFunctionMode):
 
     def _same(self, func, op: _Op, args, kwargs):
         __tracebackhide__ = True
+        generator = None
         if kwargs:
             device = kwargs.get("device")
             if device is not None:
                 return self._explicit(func, op, args, kwargs, device)
             if kwargs.get("pin_memory"):
                 kwargs = dict(kwargs, pin_memory=False)
+            generator = kwargs.get("generator")
         common = None
         scalars = None
         free = op.rule.free
@@ -175,6 +178,8 @@ class SimulatedCudaMode(TorchFunctionMode):
                         common = device
                     elif device != common:
                         raise self._mismatch(func, op, args, kwargs)
+        if generator is not None:
+            _check_generator(op, generator, common or CPU, args)
         result = func(*args, **kwargs)
         if common is not None and common.type == "cuda":
             self._tag(result, common, scalars, op.rule.cpu_outputs)
@@ -205,6 +210,9 @@ class SimulatedCudaMode(TorchFunctionMode):
     def _explicit(self, func, op: _Op, args, kwargs, device: Any):
         __tracebackhide__ = True
         target = self.machine.resolve(device)
+        generator = kwargs.get("generator")
+        if generator is not None:
+            _check_generator(op, generator, target, args)
         if target.type == "cuda":
             kwargs = dict(kwargs, device=CPU)
             if kwargs.get("pin_memory"):
@@ -226,6 +234,8 @@ class SimulatedCudaMode(TorchFunctionMode):
         device = kwargs.get("device")
         if device is not None:
             return self._explicit(func, op, args, kwargs, device)
+        if kwargs.get("generator") is not None:
+            _check_generator(op, kwargs["generator"], CPU, args)
         result = func(*args, **kwargs)
         if args and isinstance(args[0], Tensor):
             source = device_of(args[0])
@@ -440,6 +450,20 @@ class SimulatedCudaMode(TorchFunctionMode):
                 if device.type == "cuda":
                     place(grad, device)
         return result
+
+
+def _check_generator(op: _Op, generator: Any, device: torch.device, args: tuple) -> None:
+    """A random operation runs on one device type, and its generator must be of that type."""
+    where = generator_device(generator)
+    if where.type != device.type:
+        raise report.mismatch(
+            op.name,
+            [("self" if op.name.startswith("Tensor.") else "args[0]", t) for t in _tensors_in(args[0] if args else None)],
+            device,
+            "",
+            headline=f"got a generator on {where} for an operation on {device}",
+            said=f"Expected a '{device.type}' device type for generator but found '{where.type}'",
+        )
 
 
 def _aliases_elsewhere(result: Tensor, args: tuple, target: torch.device) -> bool:

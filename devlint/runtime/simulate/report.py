@@ -162,7 +162,7 @@ def mismatch(
         rows.append((shown, device, f"shape {shape}", dtype, "<- not on " + str(expected) if odd else ""))
         if odd:
             offenders.append(Misplaced(shown, device, shape, dtype))
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    widths = [max((len(r[i]) for r in rows), default=0) for i in range(4)]
     headline = headline or f"got tensors on different devices ({', '.join(map(str, devices))})"
     lines = [f"simulated CUDA: {op} {headline}"]
     for row in rows:

@@ -62,7 +62,7 @@ class simulate_cuda(contextlib.ContextDecorator):  # noqa: N801 - reads like a f
                 return _ACTIVE.machine
             machine = SimulatedMachine(self.devices)
             mode = SimulatedCudaMode(machine)
-            patches = install(machine, mode.active)
+            patches = install(machine, mode, mode.active)
             try:
                 mode.__enter__()
             except BaseException:
@@ -91,6 +91,12 @@ class simulate_cuda(contextlib.ContextDecorator):  # noqa: N801 - reads like a f
 
 def is_simulating() -> bool:
     return _ACTIVE is not None
+
+
+def active_machine() -> SimulatedMachine | None:
+    """The machine being simulated now, if any."""
+    active = _ACTIVE
+    return None if active is None else active.machine
 
 
 def _remove_mode(mode: SimulatedCudaMode) -> None:

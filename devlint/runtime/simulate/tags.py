@@ -47,10 +47,21 @@ def place(t: torch.Tensor, device: torch.device) -> None:
         storage = t.untyped_storage()
     except (RuntimeError, NotImplementedError):
         return
+    place_storage(storage, device)
+
+
+def place_storage(storage: torch.UntypedStorage, device: torch.device) -> None:
+    """Record that ``storage`` is on the simulated ``device`` (not the CPU)."""
     if getattr(storage, TAG, None) == device:
         return
     setattr(storage, TAG, device)
     MEMORY.allocate(storage, device)
+
+
+def storage_device(storage: object) -> torch.device | None:
+    """The simulated device of an untyped or typed storage, None if it has no tag."""
+    untyped = getattr(storage, "_untyped_storage", storage)
+    return getattr(untyped, TAG, None)
 
 
 class MemoryLedger:
