@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from devlint import __version__
 from devlint.atomic import write_atomic
+from devlint.analysis.summary import ModuleSummary
 from devlint.finding import Edit, Finding, Fix, Position
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from devlint.engine import FileResult
 
 CACHE_DIR = ".devlint_cache"
-_FORMAT = 2  # 2: fix edits carry their lines and columns
+_FORMAT = 3  # 2: fix edits carry their lines and columns; 3: project summaries and facts
 # A file changed this recently may change again within the same timestamp
 # tick after we read it (the "racy git" problem): its stat is not trusted,
 # only its content hash.
@@ -170,6 +171,8 @@ class _Entry:
     stat: StatKey | None  # None: not trusted, compare the hash
     digest: str
     findings: list[list[Any]]
+    summary: dict[str, Any] | None = None  # what the file tells its importers (first pass)
+    facts: str = ""  # the digest of the imported project facts the findings were computed with
 
 
 class Cache:
@@ -203,14 +206,16 @@ class Cache:
             if not isinstance(files, dict):
                 return
             entries = {}
-            for path, (stat, digest, findings) in files.items():
+            for path, (stat, digest, findings, summary, facts) in files.items():
                 if stat is not None:
                     stat = tuple(stat)
                     if len(stat) != 4 or not all(type(value) is int for value in stat):
                         return
-                if not isinstance(digest, str) or not isinstance(findings, list):
+                if not isinstance(digest, str) or not isinstance(findings, list) or not isinstance(facts, str):
                     return
-                entries[path] = _Entry(stat, digest, findings)
+                if summary is not None and not isinstance(summary, dict):
+                    return
+                entries[path] = _Entry(stat, digest, findings, summary, facts)
         except (OSError, ValueError, TypeError, KeyError, RecursionError):
             # Missing, unreadable, truncated or foreign: start afresh.
             return
@@ -243,11 +248,12 @@ class Cache:
                 self._dirty = True
         try:
             findings = [_load_finding(raw, display) for raw in entry.findings]
-        except (ValueError, TypeError):
+            summary = ModuleSummary.from_json(entry.summary) if entry.summary is not None else None
+        except (ValueError, TypeError, KeyError, AttributeError):
             del self._entries[name]
             self._dirty = True
             return None
-        return FileResult(display, findings)
+        return FileResult(display, findings, summary=summary, facts=entry.facts)
 
     # -- writing -------------------------------------------------------------
     def store(
@@ -276,7 +282,8 @@ class Cache:
             stat = trusted_stat(st, self._now_ns)
         elif stat is not None and self._now_ns - max(stat[0], stat[1]) < _RACY_NS:
             stat = None
-        self._entries[name] = _Entry(stat, digest, [_dump_finding(f) for f in result.findings])
+        summary = result.summary.to_json() if result.summary is not None else None
+        self._entries[name] = _Entry(stat, digest, [_dump_finding(f) for f in result.findings], summary, result.facts)
         self._dirty = True
 
     def flush(self) -> None:
@@ -286,7 +293,7 @@ class Cache:
         payload = {
             "format": _FORMAT,
             "key": self.key,
-            "files": {name: [e.stat, e.digest, e.findings] for name, e in self._entries.items()},
+            "files": {name: [e.stat, e.digest, e.findings, e.summary, e.facts] for name, e in self._entries.items()},
         }
         try:
             _prepare_dir(self.file.parent.parent.parent)

@@ -11,17 +11,20 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import libcst as cst
 from libcst.metadata import CodeRange
 
+from devlint.analysis.imported import FilePlace
 from devlint.config import Settings
 from devlint.finding import Finding, Fix, Position
 from devlint.names import BindingsCache, ImportTable
 from devlint.positions import Positions
 
 if TYPE_CHECKING:
+    from devlint.analysis.summary import ModuleSummary
     from devlint.analysis.dataflow import DeviceAnalysis
     from devlint.analysis.guards import AcceleratorGuards
 
 
 T = TypeVar("T")
+NOWHERE_IN_PARTICULAR = FilePlace()
 
 
 @dataclass
@@ -39,13 +42,23 @@ class FileContext:
     full code-generation pass, wasted on the clean majority.
     """
 
-    def __init__(self, path: str, text: str, module: cst.Module, settings: Settings, python_tree: ast.Module | None = None) -> None:
+    def __init__(
+        self,
+        path: str,
+        text: str,
+        module: cst.Module,
+        settings: Settings,
+        python_tree: ast.Module | None = None,
+        place: FilePlace = NOWHERE_IN_PARTICULAR,
+    ) -> None:
         self.path = path
+        self.place = place
+        self.imported = place.facts
         self.python_tree = python_tree  # CPython's tree of the same text, when the engine has it
         self.text = text
         self.module = module
         self.settings = settings
-        self.names = ImportTable.of(module)
+        self.names = ImportTable.of(module, place.module_name, place.is_package)
         self.local_bindings = BindingsCache(walrus=":=" in text)
         # Functions being walked; their local names are computed only when a rule asks.
         self._scopes: list[cst.FunctionDef | cst.Lambda] = []
@@ -82,7 +95,19 @@ class FileContext:
     def devices(self) -> "DeviceAnalysis":
         from devlint.analysis.dataflow import DeviceAnalysis
 
-        return DeviceAnalysis(self.module, self.names, self.settings, self.local_bindings)
+        return DeviceAnalysis(self.module, self.names, self.settings, self.local_bindings, self.imported)
+
+    def summary(self) -> "ModuleSummary":
+        """What this file tells the files that import it (after its device analysis)."""
+        from devlint.analysis.summary import summarise
+
+        analysis = self.devices.run()
+        classes = [
+            (info.name, tuple(info.bases), info.is_module, info.is_dataset, bool(info.stateless))
+            for info in analysis.classes
+            if info.key == info.name
+        ]
+        return summarise(self.path, classes, analysis.returns, analysis.variables, self.names.bindings, self.python_tree)
 
     @cached_property
     def gpu_only(self) -> bool:

@@ -19,8 +19,10 @@ from pathlib import Path
 
 import libcst as cst
 
+from devlint.analysis.imported import FilePlace
+from devlint.analysis.summary import ModuleSummary
 from devlint.config import Settings, enabled_codes, ignored_for_file, selector_match
-from devlint.context import FileContext
+from devlint.context import NOWHERE_IN_PARTICULAR, FileContext
 from devlint.elision import elide_data_tables
 from devlint.finding import Finding, Position, with_edit_positions
 from devlint.parsing import parse_module
@@ -41,6 +43,8 @@ class FileResult:
     path: str
     findings: list[Finding] = field(default_factory=list)
     source: SourceText | None = None  # kept only when fixes are wanted
+    summary: ModuleSummary | None = None  # what the file tells its importers, when asked
+    facts: str = ""  # the digest of the project facts the findings were computed with ("": none)
 
 
 _SCOPES = frozenset({cst.FunctionDef, cst.Lambda})
@@ -114,18 +118,28 @@ def selected_rules(settings: Settings) -> tuple[frozenset[str], tuple[type[Rule]
     return enabled, tuple(rule for rule in all_rules() if rule.code in enabled)
 
 
-def check_text(path: str, source: SourceText, settings: Settings, rule_types: Sequence[type[Rule]]) -> list[Finding]:
+def check_text(
+    path: str, source: SourceText, settings: Settings, rule_types: Sequence[type[Rule]], place: FilePlace = NOWHERE_IN_PARTICULAR
+) -> list[Finding]:
     """Findings of the given rules on already-decoded text (no suppression applied)."""
+    return analyse_text(path, source, settings, rule_types, place)[0]
+
+
+def analyse_text(
+    path: str, source: SourceText, settings: Settings, rule_types: Sequence[type[Rule]], place: FilePlace = NOWHERE_IN_PARTICULAR
+) -> tuple[list[Finding], ModuleSummary | None]:
+    """Findings (no suppression applied), and the file's summary when `place` asks for it."""
     text = source.text
+    nothing = ModuleSummary(path) if place.summarise else None  # a file with nothing to tell
     active = [rule for rule in rule_types if any(needle in text for needle in rule.needles)]
     if not active:
-        return []
+        return [], _imports_only(path, text, place) if place.summarise else None
     refusal = too_large(text)
     verdict = python_verdict(text) if refusal is None else None
     if verdict is not None and verdict.too_deep is not None:
         refusal = verdict.too_deep
     if refusal is not None:
-        return [_input_error(path, str(refusal), refusal.line, refusal.column)]
+        return [_input_error(path, str(refusal), refusal.line, refusal.column)], nothing
     parsed_text = text if verdict is None or verdict.tree is None else elide_data_tables(text, verdict.tree)
     try:
         try:
@@ -139,18 +153,19 @@ def check_text(path: str, source: SourceText, settings: Settings, rule_types: Se
         # alone only for code CPython accepts (newer syntax than this Python).
         if verdict is not None and verdict.syntax_error is not None:
             known = verdict.syntax_error
-            return [_input_error(path, str(known), known.line, known.column)]
+            return [_input_error(path, str(known), known.line, known.column)], nothing
         message = f"cannot parse (CPython accepts it, libcst does not): {libcst_syntax_message(error.message)}"
-        return [_input_error(path, message, error.raw_line, error.raw_column + 1)]
-    ctx = FileContext(path, text, module, settings, verdict.tree if verdict is not None else None)
+        return [_input_error(path, message, error.raw_line, error.raw_column + 1)], nothing
+    ctx = FileContext(path, text, module, settings, verdict.tree if verdict is not None else None, place)
     rules = [rule_type(ctx) for rule_type in active]
     _Dispatcher(ctx, rules).walk(module)
+    summary = ctx.summary() if place.summarise else None
     findings = ctx.findings()
     ctx.release()
-    return findings
+    return findings, summary
 
 
-def check_file(path: Path, display: str, settings: Settings, keep_source: bool = False) -> FileResult:
+def check_file(path: Path, display: str, settings: Settings, keep_source: bool = False, place: FilePlace = NOWHERE_IN_PARTICULAR) -> FileResult:
     result = FileResult(display)
     enabled, rule_types = selected_rules(settings)
     try:
@@ -158,7 +173,7 @@ def check_file(path: Path, display: str, settings: Settings, keep_source: bool =
     except OSError as error:
         result.findings = [_input_error(display, f"cannot read file: {error.strerror or error}")]
         return _filtered(result, enabled, settings, path, None)
-    return check_bytes(data, path, display, settings, keep_source, enabled, rule_types)
+    return check_bytes(data, path, display, settings, keep_source, enabled, rule_types, place)
 
 
 def check_bytes(
@@ -169,10 +184,12 @@ def check_bytes(
     keep_source: bool = False,
     enabled: frozenset[str] | None = None,
     rule_types: Sequence[type[Rule]] | None = None,
+    place: FilePlace = NOWHERE_IN_PARTICULAR,
 ) -> FileResult:
     if enabled is None or rule_types is None:
         enabled, rule_types = selected_rules(settings)
-    result = FileResult(display)
+    # A file that cannot be read or is skipped has nothing to tell its importers.
+    result = FileResult(display, summary=ModuleSummary(display) if place.summarise else None)
     try:
         source = decode(data)
     except UnreadableSource as error:
@@ -184,12 +201,25 @@ def check_bytes(
         return result
     try:
         with _collector_paused():
-            result.findings = check_text(display, source, settings, rule_types)
+            result.findings, result.summary = analyse_text(display, source, settings, rule_types, place)
+        result.facts = place.facts.digest() if place.facts else ""
     except RecursionError:
         result.findings = [_input_error(display, "too deeply nested to analyse")]
     except Exception as error:  # noqa: BLE001 - one bad file must not stop the run
         result.findings = [_internal_error(display, error)]
     return _filtered(result, enabled, settings, path, source.text)
+
+
+def _imports_only(path: str, text: str, place: FilePlace) -> ModuleSummary:
+    """A file no rule looks at may still re-export a project class, or derive from one."""
+    from devlint.analysis.summary import summarise_imports
+
+    if "import" not in text or too_large(text) is not None:
+        return ModuleSummary(path)
+    verdict = python_verdict(text)
+    if verdict.tree is None:
+        return ModuleSummary(path)
+    return summarise_imports(path, verdict.tree, place.module_name, place.is_package)
 
 
 @contextmanager
@@ -241,24 +271,25 @@ def _worker_init() -> None:
 
 
 _Checked = tuple[FileResult, "str | None", "tuple[int, ...] | None"]
+_Task = tuple[Path, str, Settings, bool, bool, FilePlace]
 
 
-def _check_one(args: tuple[Path, str, Settings, bool, bool]) -> _Checked:
+def _check_one(args: _Task) -> _Checked:
     """One file's result, with the hash and stat of the very bytes it came from (for the cache)."""
-    path, display, settings, keep_source, want_digest = args
+    path, display, settings, keep_source, want_digest, place = args
     if not want_digest or display == "-":
-        return check_file(path, display, settings, keep_source), None, None
+        return check_file(path, display, settings, keep_source, place), None, None
     from devlint.cache import content_hash, stat_key
 
     try:
         st = os.stat(path)
         data = path.read_bytes()
     except OSError:
-        return check_file(path, display, settings, keep_source), None, None
-    return check_bytes(data, path, display, settings, keep_source), content_hash(data), stat_key(st)
+        return check_file(path, display, settings, keep_source, place), None, None
+    return check_bytes(data, path, display, settings, keep_source, place=place), content_hash(data), stat_key(st)
 
 
-def _check_batch(batch: list[tuple[Path, str, Settings, bool, bool]]) -> list[_Checked]:
+def _check_batch(batch: list[_Task]) -> list[_Checked]:
     return [_check_one(task) for task in batch]
 
 
@@ -269,7 +300,7 @@ def _default_jobs() -> int:
         return os.cpu_count() or 1
 
 
-def _batches(tasks: list[tuple[Path, str, Settings, bool, bool]], jobs: int) -> list[list[int]]:
+def _batches(tasks: list[_Task], jobs: int) -> list[list[int]]:
     """Task indices grouped for the workers: largest files first, each alone; small ones bundled.
 
     Largest-first keeps one big generated file from finishing last while the
@@ -324,7 +355,7 @@ class ResultCache(Protocol):
     def flush(self) -> None: ...
 
 
-def _recheck_alone(tasks: list[tuple[Path, str, Settings, bool, bool]], fresh: list[_Checked | None]) -> None:
+def _recheck_alone(tasks: list[_Task], fresh: list[_Checked | None]) -> None:
     """After a worker died (a native crash, the OOM killer), check the files it left one at a time.
 
     Only the file that kills its process again is lost, as DL999; every other
@@ -337,7 +368,7 @@ def _recheck_alone(tasks: list[tuple[Path, str, Settings, bool, bool]], fresh: l
                 try:
                     fresh[index] = pool.submit(_check_one, tasks[index]).result()
                 except BrokenProcessPool:
-                    path, display, settings, _, _ = tasks[index]
+                    path, display, settings, *_ = tasks[index]
                     message = "the devlint worker process checking this file died (a crash or out of memory); please report it"
                     crash = FileResult(display, [Finding(ENGINE_CODES[1].code, message, display, Position(1, 1), Position(1, 1))])
                     fresh[index] = (_filtered(crash, selected_rules(settings)[0], settings, path, None), None, None)
@@ -353,25 +384,98 @@ def check_files(
     jobs: int | None = None,
     keep_source: bool = False,
     cache: ResultCache | None = None,
+    project: bool = True,
 ) -> list[FileResult]:
     """Check files in parallel; results come back in input order whatever the job count.
 
     A file given with settings of its own (its nearest configuration) is checked
-    under those; the others under `settings`.
+    under those; the others under `settings`. With `project`, each file is
+    checked knowing what the project's other files tell it (project/index.py): a
+    first pass analyses every file and summarises it; a file whose imports reach
+    facts that change its analysis (a Module base class, a device variable, a
+    helper returning a CPU tensor) is checked again with them.
     """
     files = [(item[0], item[1], item[2] if len(item) > 2 else settings) for item in files]  # type: ignore[misc]
     if keep_source:
         cache = None  # a cached result has no source to fix
+    jobs = jobs or _default_jobs()
+    places = [_place_of(path, display, project) for path, display, _ in files]
     results: list[FileResult | None] = [None] * len(files)
     todo: list[int] = []
     for index, (path, display, own) in enumerate(files):
         hit = cache.lookup(path, display, own) if cache is not None else None
-        if hit is not None:
+        if hit is not None and (not project or hit.summary is not None or not places[index].summarise):
             results[index] = hit
         else:
             todo.append(index)
-    tasks = [(files[i][0], files[i][1], files[i][2], keep_source, cache is not None) for i in todo]
-    jobs = jobs or _default_jobs()
+    _check_in_parallel([(*files[i], keep_source, cache is not None, places[i]) for i in todo], todo, results, files, cache, jobs)
+    if project:
+        again = _to_check_again(files, places, results, settings, cache)
+        _check_in_parallel([(*files[i], keep_source, cache is not None, place) for i, place in again], [i for i, _ in again], results, files, cache, jobs)
+    if cache is not None:
+        cache.flush()
+    return [result for result in results if result is not None]
+
+
+def _place_of(path: Path, display: str, project: bool) -> FilePlace:
+    if not project or display == "-":
+        return NOWHERE_IN_PARTICULAR
+    from devlint.project.layout import module_name, project_root, real
+
+    resolved = real(path)
+    return FilePlace(module_name(resolved, project_root(resolved.parent)), path.name == "__init__.py", summarise=True)
+
+
+def _to_check_again(
+    files: list[tuple[Path, str, Settings]],
+    places: list[FilePlace],
+    results: list[FileResult | None],
+    settings: Settings,
+    cache: ResultCache | None,
+) -> list[tuple[int, FilePlace]]:
+    """The files whose imported project facts differ from those their result was computed with."""
+    from devlint.analysis.imported import ImportedFacts
+    from devlint.project.index import ProjectIndex, significant
+
+    from devlint.project.layout import real
+
+    summaries = {real(path): result.summary for (path, _, _), result in zip(files, results) if result is not None and result.summary is not None}
+    index = ProjectIndex(summaries, functools.partial(_dependency_summary, settings=settings, cache=cache))
+    again = []
+    for position, ((path, _, _), place, result) in enumerate(zip(files, places, results)):
+        if result is None or result.summary is None:
+            continue
+        facts = index.facts_for(path, result.summary.imports)
+        wanted = facts if significant(facts) else ImportedFacts()
+        if result.facts != (wanted.digest() if wanted else ""):
+            # The index is made of first-pass summaries only: the second pass makes none, so a warm
+            # run sees exactly what a cold one does.
+            again.append((position, FilePlace(place.module_name, place.is_package, wanted)))
+    return again
+
+
+def _dependency_summary(path: Path, settings: Settings, cache: ResultCache | None) -> ModuleSummary | None:
+    """The summary of a project file the run does not check (an import of a file named alone)."""
+    display = os.path.relpath(path)
+    hit = cache.lookup(path, display, settings) if cache is not None else None
+    if hit is not None and hit.summary is not None:
+        return hit.summary
+    _worker_init()
+    result, digest, stat = _check_one((path, display, settings, False, cache is not None, _place_of(path, display, True)))
+    if cache is not None and digest is not None:
+        cache.store(path, result, digest, stat, settings)
+    return result.summary
+
+
+def _check_in_parallel(
+    tasks: list[_Task],
+    positions: list[int],
+    results: list[FileResult | None],
+    files: list[tuple[Path, str, Settings]],
+    cache: ResultCache | None,
+    jobs: int,
+) -> None:
+    """Check `tasks` and put each result at its position (a re-check keeps the first summary)."""
     fresh: list[_Checked | None] = [None] * len(tasks)
     # Starting worker processes costs more than checking a handful of files.
     if jobs <= 1 or len(tasks) < 8:
@@ -392,12 +496,12 @@ def check_files(
             _recheck_alone(tasks, fresh)
         finally:
             gc.unfreeze()
-    for index, item in zip(todo, fresh):
+    for index, item in zip(positions, fresh):
         assert item is not None
         result, digest, stat = item
+        previous = results[index]
+        if result.summary is None and previous is not None:
+            result.summary = previous.summary
         results[index] = result
         if cache is not None and digest is not None:
             cache.store(files[index][0], result, digest, stat, files[index][2])
-    if cache is not None:
-        cache.flush()
-    return [result for result in results if result is not None]

@@ -12,6 +12,8 @@ from collections.abc import Iterable
 
 import libcst as cst
 
+from devlint.project.layout import absolute_import
+
 
 def dotted_name(node: cst.BaseExpression) -> str | None:
     """`torch.cuda.is_available` for a Name/Attribute chain, else None."""
@@ -42,13 +44,15 @@ class ImportTable(cst.CSTVisitor):
     torch inside a function means torch there, and shadowing is checked per scope.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, module_name: str | None = None, is_package: bool = False) -> None:
         super().__init__()
         self.bindings: dict[str, str] = {}
+        self.module_name = module_name  # the file's own dotted name, for relative imports
+        self.is_package = is_package
 
     @classmethod
-    def of(cls, module: cst.Module) -> "ImportTable":
-        table = cls()
+    def of(cls, module: cst.Module, module_name: str | None = None, is_package: bool = False) -> "ImportTable":
+        table = cls(module_name, is_package)
         for stmt in _import_statements(module):
             stmt.visit(table)
         return table
@@ -64,9 +68,14 @@ class ImportTable(cst.CSTVisitor):
         return False
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+        if isinstance(node.names, cst.ImportStar):
             return False
-        base = _import_target(node.module)
+        written = _import_target(node.module) if node.module is not None else ""
+        # `from .base import X` names a module of the file's own package: known only when the
+        # file's place in its project is (engine.py passes it); else it stays unbound.
+        base = absolute_import(written, len(node.relative), self.module_name, self.is_package)
+        if not base:
+            return False
         for alias in node.names:
             name = _import_target(alias.name)
             local = name

@@ -6,7 +6,7 @@ import libcst as cst
 
 from devlint.analysis import facts as F
 from devlint.analysis.evaluation import Arguments, Evaluation
-from devlint.analysis.facts import Kind
+from devlint.analysis.facts import CPU, Kind, Value
 from devlint.names import is_none
 
 
@@ -52,3 +52,10 @@ def device_keyword(node: cst.Call) -> cst.Arg | None:
 def keywords_unpacked(node: cst.Call) -> bool:
     """`f(..., **options)`: any keyword, `device=` included, may be in there."""
     return any(arg.star == "**" for arg in node.args)
+
+
+def maybe_moved_module(value: Value) -> bool:
+    """A module, or something moved like one (`model = model.to(device)` on a parameter), not known on the CPU."""
+    if value.kind is Kind.MODULE:
+        return not value.stateless and value.place != CPU
+    return value.kind is Kind.UNKNOWN and value.place.on_accelerator

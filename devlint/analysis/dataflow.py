@@ -26,7 +26,8 @@ from devlint.analysis.events import Conflict, DiscardedMove, NumpyOnDevice, Spli
 from devlint.analysis.facts import CPU, Kind, Origin, Place, PlaceKind, Value
 from devlint.analysis.environment import Env
 from devlint.analysis.interpreter import FunctionRun, function_body
-from devlint.analysis.program import Program
+from devlint.analysis.imported import NO_FACTS, ImportedFacts
+from devlint.analysis.program import ClassInfo, Program
 from devlint.analysis.naming import NameSettings
 from devlint.names import BindingsCache, ImportTable
 
@@ -37,17 +38,27 @@ class DeviceAnalysis:
     """Runs once per file, on first use, and keeps what it observed."""
 
     def __init__(
-        self, module: cst.Module, names: ImportTable, settings: NameSettings, bindings: BindingsCache | None = None
+        self,
+        module: cst.Module,
+        names: ImportTable,
+        settings: NameSettings,
+        bindings: BindingsCache | None = None,
+        imported: ImportedFacts = NO_FACTS,
     ) -> None:
         self.module = module
         self.names = names
         self.settings = settings
         self.bindings = bindings or BindingsCache()
+        self.imported = imported
         self._done = False
         self.conflicts: list[Conflict] = []
         self.discarded: list[DiscardedMove] = []
         self.numpy: list[NumpyOnDevice] = []
         self.split_returns: list[SplitReturn] = []
+        # What the file tells its importers (summary.py).
+        self.classes: list[ClassInfo] = []
+        self.returns: dict[str, tuple[tuple[str, ...], Value]] = {}
+        self.variables: dict[str, Value] = {}
 
     def run(self) -> "DeviceAnalysis":
         if not self._done:
@@ -83,7 +94,8 @@ class Solver:
         self.module = analysis.module
         self.names = analysis.names
         self.settings = analysis.settings
-        self.program = Program.of(analysis.module, analysis.names, analysis.bindings)
+        self.program = Program.of(analysis.module, analysis.names, analysis.bindings, analysis.imported)
+        self.imported = analysis.imported
         self.recording = False
         self.default_place: Place = CPU
         # Facts from the previous round.
@@ -153,6 +165,12 @@ class Solver:
             if settled:
                 break
         self._memos = {}  # they hold this solver's methods: a cycle that would keep the tree alive
+        self.analysis.classes = list(self.program.by_key.values())
+        self.analysis.returns = {
+            name: (tuple(p.name.value for p in func.params), self.summaries.get(func.key, F.UNKNOWN))
+            for name, func in self.program.top_level.items()
+        }
+        self.analysis.variables = dict(self.globals)
         self.program.unlink()
         events = self._events.values()
         self.analysis.conflicts = [e for e in events if isinstance(e, Conflict)]

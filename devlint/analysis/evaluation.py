@@ -17,6 +17,7 @@ import libcst as cst
 from devlint.analysis.environment import Env
 from devlint.analysis.events import Operand
 from devlint.analysis.facts import Origin, Place, Value
+from devlint.analysis.imported import ImportedFacts
 from devlint.analysis.naming import NameSettings
 from devlint.analysis.program import ClassInfo, FunctionInfo, Program
 from devlint.names import ImportTable
@@ -32,6 +33,7 @@ class SharedFacts(Protocol):
     program: Program
     settings: NameSettings
     recording: bool
+    imported: ImportedFacts  # what the file sees of the project's other files
 
     def read(self, table: str, name: str, default: object) -> Any: ...
 

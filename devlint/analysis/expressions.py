@@ -43,14 +43,18 @@ def eval_name(run: Evaluation, node: cst.Name) -> Value:
         return known
     qualified = run.qualify(node)
     if qualified is not None:
-        return _imported(qualified)
+        return _imported(run, node, qualified)
     if is_device_name(node.value, run.solver.settings):
         return Value(Kind.DEVICE, Place(PlaceKind.DEVICE, node.value))
     return F.UNKNOWN
 
 
-def _imported(qualified: str) -> Value:
-    """A torch name used as a value: a dtype, or a legacy typed-tensor class and where it allocates."""
+def _imported(run: Evaluation, node: cst.CSTNode, qualified: str) -> Value:
+    """An imported name used as a value: a dtype, a legacy typed-tensor class and where it
+    allocates, or a device variable of another file of the project (`from config import device`)."""
+    variable = run.solver.imported.variables.get(qualified)
+    if variable is not None:
+        return variable.fact.value(run.origin(node, f"set in {variable.where}"))
     if qualified in DTYPES or qualified in MEMORY_FORMATS:
         return Value(Kind.SCALAR)
     if qualified in CUDA_TENSOR_TYPES:
@@ -92,7 +96,7 @@ def eval_attribute(run: Evaluation, node: cst.Attribute) -> Value:
             return known
         qualified = run.qualify(node)
         if qualified is not None:
-            return _imported(qualified)
+            return _imported(run, node, qualified)
     base = run.eval(node.value)
     attr = node.attr.value
     if attr == "device":

@@ -178,3 +178,35 @@ def merge_parts(*groups: "tuple[Value, ...]") -> "tuple[Value, ...]":
             if (value.place.known or caller_placed) and value.place not in seen:
                 seen[value.place] = value
     return tuple(seen.values())
+
+
+@dataclass(frozen=True)
+class PlaceFact:
+    """A Value as another file may know it: kind and place, without the syntax it came from."""
+
+    kind: str
+    place: str
+    name: str = ""
+    scalar: bool = False
+    dims: int | None = None
+    stateless: bool = False
+    what: str = ""  # why it lives there: "created by `torch.ones` without `device=`"
+
+    @classmethod
+    def of(cls, value: Value) -> "PlaceFact":
+        return cls(
+            value.kind.value, value.place.kind.value, value.place.name, value.scalar, value.dims, value.stateless,
+            value.origin.what if value.origin is not None else "",
+        )
+
+    def value(self, origin: Origin | None) -> Value:
+        return Value(
+            Kind(self.kind), Place(PlaceKind(self.place), self.name), origin,
+            scalar=self.scalar, dims=self.dims, stateless=self.stateless,
+        )
+
+    @property
+    def known(self) -> bool:
+        return Place(PlaceKind(self.place), self.name).known
+
+

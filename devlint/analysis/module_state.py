@@ -389,9 +389,9 @@ class FileIndex:
                 continue
             qualified = self.ctx.names.qualify(base.value)
             if qualified is not None:
-                if qualified in MODULE_BASES or is_torch_module_class(qualified):
+                if qualified in MODULE_BASES or is_torch_module_class(qualified) or self.ctx.imported.is_module(qualified):
                     return True
-                foreign = foreign or not _plain_base(qualified)
+                foreign = foreign or not _plain_base(qualified) and qualified not in self.ctx.imported.classes
             elif isinstance(base.value, cst.Name) and base.value.value in self.classes and base.value.value not in seen:
                 if self.is_module(base.value.value):
                     return True

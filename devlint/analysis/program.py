@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from devlint.analysis.imported import NO_FACTS, ImportedFacts
 from devlint.analysis.torchapi import MODULE_ONLY_MEMBERS, PARAMETER_CLASSES, is_torch_module_class
 from devlint.analysis.torchapi.frameworks import DATASET_BASES, MODULE_BASES
 from devlint.names import ImportTable, LocalBindings, dotted_name
@@ -69,11 +70,17 @@ class Program:
     own_members: frozenset[str] | None = None  # names the file's classes define; found on first ask
 
     @classmethod
-    def of(cls, module: cst.Module, names: ImportTable, bindings: Callable[[cst.FunctionDef], frozenset[str]] = LocalBindings.of) -> "Program":
+    def of(
+        cls,
+        module: cst.Module,
+        names: ImportTable,
+        bindings: Callable[[cst.FunctionDef], frozenset[str]] = LocalBindings.of,
+        imported: ImportedFacts = NO_FACTS,
+    ) -> "Program":
         program = cls({}, [], {})
         program._bindings = bindings
         program._collect(module.body, None, None, names)
-        program._resolve_module_classes(names)
+        program._resolve_module_classes(imported)
         return program
 
     def unlink(self) -> None:
@@ -123,24 +130,25 @@ class Program:
                 for inner in _compound_children(stmt):
                     self._collect(inner, cls_info, parent, names)
 
-    def _resolve_module_classes(self, names: ImportTable) -> None:
+    def _resolve_module_classes(self, imported: ImportedFacts) -> None:
         changed = True
         while changed:
             changed = False
             for info in self.by_key.values():
-                module = any(base in MODULE_BASES or is_torch_module_class(base) for base in info.bases) or any(
+                # A base from another file of the project is what that file says it is.
+                module = any(base in MODULE_BASES or is_torch_module_class(base) or imported.is_module(base) for base in info.bases) or any(
                     base in self.classes and self.classes[base].is_module for base in info.bases
                 )
                 lightning = any("LightningModule" in base for base in info.bases) or any(
                     base in self.classes and self.classes[base].is_lightning for base in info.bases
                 )
                 dataset = (
-                    any(base in DATASET_BASES for base in info.bases)
+                    any(base in DATASET_BASES or imported.is_dataset(base) for base in info.bases)
                     or info.name.endswith("Dataset")
                     or any(base in self.classes and self.classes[base].is_dataset for base in info.bases)
                 )
                 positional = [base for base, arg in zip(info.bases, info.node.bases) if arg.keyword is None]
-                foreign = any(base not in self.classes and not plain_base(base) for base in positional) or any(
+                foreign = any(base not in self.classes and base not in imported.classes and not plain_base(base) for base in positional) or any(
                     base in self.classes and self.classes[base].maybe_module for base in positional
                 )
                 if not module and foreign and uses_module_members(info):

@@ -9,13 +9,14 @@ import libcst as cst
 
 from devlint.analysis import dimensions
 from devlint.analysis import facts as F
-from devlint.analysis.call_arguments import arguments, device_keyword, flat, keyword, keywords_unpacked
+from devlint.analysis.call_arguments import arguments, device_keyword, flat, keyword, keywords_unpacked, maybe_moved_module
 from devlint.analysis.class_facts import nn_owns_no_state
 from devlint.analysis.evaluation import Arguments, Evaluation
 from devlint.analysis.events import NumpyOnDevice, Operand
 from devlint.analysis.expressions import batch_value
 from devlint.analysis.facts import CPU, Kind, Place, PlaceKind, Value
 from devlint.analysis.guards import device_type_of_string, string_value
+from devlint.analysis.imported import ImportedClass, ImportedFunction
 from devlint.analysis.naming import is_device_name
 from devlint.analysis.opaque import escape, forget_modules
 from devlint.analysis.placement import combine, write_into
@@ -106,6 +107,15 @@ def call_qualified(run: Evaluation, node: cst.Call, qualified: str) -> Value:
         return _torch_function(run, node, qualified)
     if qualified in MOVE_HELPERS or qualified.rsplit(".", 1)[-1] in settings.move_helpers:
         return move_helper(run, node)
+    imported = run.solver.imported
+    if qualified in imported.classes and imported.classes[qualified].module:
+        return _construct_imported(run, node, qualified, imported.classes[qualified])
+    if qualified in imported.functions:
+        return _call_imported(run, node, qualified, imported.functions[qualified])
+    variable = imported.variables.get(qualified)
+    if variable is not None and variable.fact.kind == Kind.TENSOR_TYPE.value:
+        arguments(run, node)
+        return typed_tensor(run, node, variable.fact.value(None).place)  # `settings.Tensor(n, 1)`
     args = arguments(run, node)
     if not qualified.startswith(_READ_ONLY_MODULES) and qualified not in _READ_ONLY_CALLS:
         forget_modules(run, args)
@@ -113,6 +123,55 @@ def call_qualified(run: Evaluation, node: cst.Call, qualified: str) -> Value:
         # `pl.MpDeviceLoader(loader, device)`, a `DeviceDataLoader(dl, device)`: yields moved batches.
         return Value(Kind.SEQ, elem=F.UNKNOWN)
     return F.UNKNOWN
+
+
+def _construct_imported(run: Evaluation, node: cst.Call, qualified: str, cls: ImportedClass) -> Value:
+    """`Net(...)` for a Module class of another file of the project: built where its
+    constructor runs, the CPU, unless it is given a device (or a module that may be moved)."""
+    args = arguments(run, node)
+    leaf = qualified.rsplit(".", 1)[-1]
+    if cls.stateless:
+        return Value(Kind.MODULE, F.NOWHERE, cls=leaf, stateless=True)
+    if may_pass_device(run, node, args) or any(maybe_moved_module(value) for _, value in args):
+        return Value(Kind.MODULE, cls=leaf)
+    if run.default_place != CPU:
+        return Value(Kind.MODULE, run.default_place, run.origin(node, f"built by `{leaf}(...)`"), cls=leaf)
+    return Value(Kind.MODULE, CPU, run.origin(node, f"built by `{leaf}(...)` ({cls.where}) on the CPU"), cls=leaf)
+
+
+def _call_imported(run: Evaluation, node: cst.Call, qualified: str, function: ImportedFunction) -> Value:
+    """A helper of another file of the project: what its summary says it returns, a result
+    that follows one of its parameters taking the place of the argument passed there."""
+    args = arguments(run, node)
+    returns = function.returns
+    leaf = qualified.rsplit(".", 1)[-1]
+    if returns.place in ("follows", "device") and returns.name in function.params:
+        passed = _passed(node, args, function.params, returns.name)
+        if passed is None or not (passed.place.known or passed.place.kind is PlaceKind.FOLLOWS):
+            return F.UNKNOWN if returns.place == "device" else Value(Kind(returns.kind)) if returns.kind == "tensor" else F.UNKNOWN
+        return returns.value(None).at(passed.place, passed.origin, batch=passed.batch)
+    if returns.place == "follows":
+        return F.UNKNOWN  # follows an input of the helper's own we cannot see here
+    noun = {"tensor": "a tensor", "module": "a module"}.get(returns.kind, "a value")
+    what = f"`{leaf}` ({function.where}) returns {noun} {returns.what}" if returns.what else f"returned by `{leaf}` ({function.where})"
+    return returns.value(run.origin(node, what))
+
+
+def _passed(node: cst.Call, args: Arguments, params: tuple[str, ...], name: str) -> Value | None:
+    """The value passed for parameter `name`, by position or keyword."""
+    position = params.index(name)
+    index = 0
+    for (_, value), arg in zip(args, node.args):
+        if arg.star:
+            return None
+        if arg.keyword is not None:
+            if arg.keyword.value == name:
+                return value
+        elif index == position:
+            return value
+        else:
+            index += 1
+    return None
 
 
 def _device(run: Evaluation, node: cst.Call) -> Value:

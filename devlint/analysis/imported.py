@@ -1,0 +1,70 @@
+"""What a file knows of the project names it imports: the view of the project index its imports reach.
+
+Keys are the qualified names the file's own import table gives (`pkg.models.base.Aggregation`,
+`config.device`, `utils.make_mask`), so the analysis looks them up exactly as it looks up torch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+
+from devlint.analysis.facts import PlaceFact
+
+
+@dataclass(frozen=True)
+class ImportedClass:
+    module: bool  # an nn.Module, through the bases of every file it derives from
+    dataset: bool
+    stateless: bool
+    where: str  # "models/base.py:12"
+
+
+@dataclass(frozen=True)
+class ImportedFunction:
+    params: tuple[str, ...]
+    returns: PlaceFact
+    where: str
+
+
+@dataclass(frozen=True)
+class ImportedVariable:
+    fact: PlaceFact
+    where: str
+
+
+@dataclass
+class ImportedFacts:
+    classes: dict[str, ImportedClass] = field(default_factory=dict)
+    functions: dict[str, ImportedFunction] = field(default_factory=dict)
+    variables: dict[str, ImportedVariable] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.classes or self.functions or self.variables)
+
+    def digest(self) -> str:
+        """Changes exactly when what the file sees of the project changes (the cache's key)."""
+        text = json.dumps(asdict(self), sort_keys=True)
+        return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+    def is_module(self, qualified: str) -> bool:
+        found = self.classes.get(qualified)
+        return found is not None and found.module
+
+    def is_dataset(self, qualified: str) -> bool:
+        found = self.classes.get(qualified)
+        return found is not None and found.dataset
+
+
+NO_FACTS = ImportedFacts()
+
+
+@dataclass(frozen=True)
+class FilePlace:
+    """A file's place in its project, as the engine hands it to the analysis."""
+
+    module_name: str | None = None  # its dotted name, for relative imports
+    is_package: bool = False  # an `__init__.py`
+    facts: ImportedFacts = field(default_factory=ImportedFacts)
+    summarise: bool = False  # produce the summary other files will import

@@ -1,0 +1,131 @@
+"""What one file tells the files that import it: its classes, what its functions return, its
+device variables. Plain data, free of syntax trees, so it can cross processes and be cached.
+
+The analysis of a file produces its summary (`summarise`); the project index (project/index.py)
+gathers them; a file that imports project names is analysed with `ImportedFacts`, the part
+of the index its imports reach.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+
+from devlint.analysis.facts import Kind, PlaceFact, PlaceKind, Value
+
+
+@dataclass(frozen=True)
+class FunctionFacts:
+    params: tuple[str, ...]  # positional parameter names, to map a result that follows one
+    returns: PlaceFact
+    line: int
+
+
+@dataclass(frozen=True)
+class ClassFacts:
+    bases: tuple[str, ...]  # as the file names them, imports resolved
+    module: bool  # an nn.Module as far as its own file shows
+    dataset: bool
+    stateless: bool  # a Module owning no state
+    line: int
+
+
+@dataclass(frozen=True)
+class ModuleSummary:
+    path: str  # as reported, for messages: "`make_mask` (utils.py:12)"
+    classes: dict[str, ClassFacts] = field(default_factory=dict)
+    functions: dict[str, FunctionFacts] = field(default_factory=dict)
+    variables: dict[str, PlaceFact] = field(default_factory=dict)  # module-level devices, tensor types
+    imports: dict[str, str] = field(default_factory=dict)  # local name -> qualified: re-exports
+
+    def digest(self) -> str:
+        return hashlib.blake2b(json.dumps(asdict(self), sort_keys=True).encode(), digest_size=16).hexdigest()
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> "ModuleSummary":
+        return cls(
+            data["path"],
+            {name: ClassFacts(tuple(c["bases"]), c["module"], c["dataset"], c["stateless"], c["line"]) for name, c in data["classes"].items()},
+            {name: FunctionFacts(tuple(f["params"]), PlaceFact(**f["returns"]), f["line"]) for name, f in data["functions"].items()},
+            {name: PlaceFact(**v) for name, v in data["variables"].items()},
+            dict(data["imports"]),
+        )
+
+
+def summarise(
+    path: str,
+    classes: list[tuple[str, tuple[str, ...], bool, bool, bool]],
+    returns: dict[str, tuple[tuple[str, ...], Value]],
+    variables: dict[str, Value],
+    imports: dict[str, str],
+    tree: ast.Module | None,
+) -> ModuleSummary:
+    """The summary of a file the device analysis has run on; `classes` are (name, bases, module,
+    dataset, stateless), the first class of each name."""
+    lines = _definition_lines(tree)
+    return ModuleSummary(
+        path,
+        {name: ClassFacts(bases, module, dataset, stateless, lines.get(name, 0)) for name, bases, module, dataset, stateless in classes},
+        {
+            name: FunctionFacts(params, PlaceFact.of(value), lines.get(name, 0))
+            for name, (params, value) in returns.items()
+            if _worth_telling(value)
+        },
+        {name: PlaceFact.of(value) for name, value in variables.items() if value.kind in (Kind.DEVICE, Kind.TENSOR_TYPE) and value.place.known},
+        dict(imports),
+    )
+
+
+def _worth_telling(value: Value) -> bool:
+    """A result another file can use: a known place, one that follows a parameter, or a module."""
+    return value.place.known or value.place.kind is PlaceKind.FOLLOWS or value.kind is Kind.MODULE
+
+
+def _definition_lines(tree: ast.Module | None) -> dict[str, int]:
+    if tree is None:
+        return {}
+    return {node.name: node.lineno for node in tree.body if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+def summarise_imports(path: str, tree: ast.Module, module_name: str | None, is_package: bool) -> ModuleSummary:
+    """The summary of a file the rules have nothing to look at (it names no torch): only what it
+    imports and re-exports (a package's `__init__.py`) and its classes' bases, which may chain to
+    an nn.Module in another file. Read from CPython's tree: no libcst parse for such files."""
+    from devlint.project.layout import absolute_import
+
+    bindings: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    bindings[alias.asname] = alias.name
+                else:
+                    bindings[alias.name.split(".")[0]] = alias.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom):
+            base = absolute_import(node.module or "", node.level, module_name, is_package)
+            if base:
+                for alias in node.names:
+                    if alias.name != "*":
+                        bindings[alias.asname or alias.name] = f"{base}.{alias.name}"
+    classes = {}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name not in classes:
+            bases = tuple(_qualified_base(base, bindings) for base in node.bases)
+            classes[node.name] = ClassFacts(bases, False, False, False, node.lineno)
+    return ModuleSummary(path, classes, {}, {}, bindings)
+
+
+def _qualified_base(node: ast.expr, bindings: dict[str, str]) -> str:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return ""
+    root = bindings.get(node.id, node.id)
+    return ".".join([root, *reversed(parts)])

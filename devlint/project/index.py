@@ -1,0 +1,144 @@
+"""The project index: every file's summary, and what each file sees of the others through its imports.
+
+Imports are resolved the way Python would find the modules: from the importing
+file's folder, the project root and its `src/`. A name that resolves to no
+file of the project (a library, a module outside the tree) is left out: it
+stays unknown, never guessed. A class is an nn.Module when its own file says
+so or when one of its bases, followed from file to file, is one.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from pathlib import Path
+
+from devlint.analysis.imported import ImportedClass, ImportedFacts, ImportedFunction, ImportedVariable
+from devlint.analysis.summary import ModuleSummary
+from devlint.analysis.torchapi import is_torch_module_class
+from devlint.analysis.torchapi.frameworks import DATASET_BASES, MODULE_BASES
+from devlint.project.layout import import_roots, module_file, project_root, real
+
+_MAX_HOPS = 8  # re-exports followed through `__init__.py` files, and base classes
+
+
+class ProjectIndex:
+    def __init__(self, summaries: dict[Path, ModuleSummary], load: Callable[[Path], ModuleSummary | None]) -> None:
+        self._summaries = dict(summaries)  # by resolved path
+        self._load = load  # a summary for a project file the run does not check (from the cache or a check)
+        self._module_memo: dict[tuple[Path, str], bool] = {}
+
+    def summary(self, path: Path) -> ModuleSummary | None:
+        path = real(path)
+        if path not in self._summaries:
+            self._summaries[path] = self._load(path)  # type: ignore[assignment]
+        return self._summaries[path]
+
+    # -- what a file sees -----------------------------------------------------------------
+    def facts_for(self, path: Path, bindings: dict[str, str]) -> ImportedFacts:
+        """The project facts behind each name the file imports (`bindings`: local -> qualified)."""
+        facts = ImportedFacts()
+        roots = _roots(real(path).parent)
+        for qualified in sorted(set(bindings.values())):
+            if qualified.split(".", 1)[0] in ("torch",):
+                continue  # torch's own names are torch's API, even inside torch's tree
+            found = self._resolve(qualified, roots, 0)
+            if found is None:
+                continue
+            where, summary, member = found
+            if member is None:
+                # A module: `import pkg.utils as U`, then `U.make_mask(...)`.
+                for name in (*summary.classes, *summary.functions, *summary.variables):
+                    self._add(facts, f"{qualified}.{name}", where, summary, name)
+            else:
+                self._add(facts, qualified, where, summary, member)
+        return facts
+
+    def _add(self, facts: ImportedFacts, qualified: str, where: Path, summary: ModuleSummary, name: str) -> None:
+        cls = summary.classes.get(name)
+        if cls is not None:
+            module = self._is_module(where, name, 0)
+            dataset = cls.dataset or any(base in DATASET_BASES for base in cls.bases)
+            if module or dataset:
+                facts.classes[qualified] = ImportedClass(module, dataset, cls.stateless, f"{summary.path}:{cls.line}")
+            return
+        function = summary.functions.get(name)
+        if function is not None:
+            facts.functions[qualified] = ImportedFunction(function.params, function.returns, f"{summary.path}:{function.line}")
+            return
+        variable = summary.variables.get(name)
+        if variable is not None:
+            facts.variables[qualified] = ImportedVariable(variable, summary.path)
+
+    # -- resolution --------------------------------------------------------------------------
+    def _resolve(self, qualified: str, roots: tuple[Path, ...], hops: int) -> tuple[Path, ModuleSummary, str | None] | None:
+        """The file `qualified` lives in, its summary, and the member it names (None: the module)."""
+        parts = qualified.split(".")
+        for cut in range(len(parts), 0, -1):
+            path = _module_path(".".join(parts[:cut]), roots)
+            if path is None:
+                continue
+            summary = self.summary(path)
+            if summary is None:
+                return None
+            rest = parts[cut:]
+            if not rest:
+                return path, summary, None
+            if len(rest) > 1:
+                return None  # an attribute of a member: a class's method, an object's field
+            name = rest[0]
+            if name in summary.classes or name in summary.functions or name in summary.variables:
+                return path, summary, name
+            target = summary.imports.get(name)
+            if target is not None and hops < _MAX_HOPS:
+                # Re-exported: `from .base import Aggregation` in a package's `__init__.py`.
+                return self._resolve(target, _roots(path.parent), hops + 1)
+            return None
+        return None
+
+    def _is_module(self, path: Path, name: str, hops: int) -> bool:
+        key = (path, name)
+        if key in self._module_memo:
+            return self._module_memo[key]
+        self._module_memo[key] = False  # a cycle of bases: not a module
+        summary = self.summary(path)
+        cls = summary.classes.get(name) if summary is not None else None
+        module = False
+        if cls is not None:
+            module = cls.module
+            for base in cls.bases:
+                if module or hops >= _MAX_HOPS:
+                    break
+                if base in MODULE_BASES or is_torch_module_class(base):
+                    module = True
+                elif base in summary.classes:  # type: ignore[union-attr]
+                    module = self._is_module(path, base, hops + 1)
+                else:
+                    found = self._resolve(base, _roots(path.parent), 0)
+                    if found is not None and found[2] is not None:
+                        module = self._is_module(found[0], found[2], hops + 1)
+        self._module_memo[key] = module
+        return module
+
+
+def significant(facts: ImportedFacts) -> bool:
+    """Would these facts change what the file's own analysis found? Module and dataset classes,
+    device variables, and helpers that return something on a known device or a module do;
+    a helper whose result follows its argument only refines a re-check made anyway."""
+    if facts.classes or facts.variables:
+        return True
+    return any(f.returns.known or f.returns.kind == "module" for f in facts.functions.values())
+
+
+@functools.lru_cache(maxsize=8192)
+def _roots(folder: Path) -> tuple[Path, ...]:
+    """Where Python looks for a module imported from a file in `folder`: the folder (a script's
+    own folder is first on `sys.path`), then the project root and its `src/`."""
+    root = project_root(folder)
+    return (folder, *(r for r in import_roots(root) if r != folder))
+
+
+@functools.lru_cache(maxsize=65536)
+def _module_path(name: str, roots: tuple[Path, ...]) -> Path | None:
+    found = module_file(name, roots)
+    return real(found) if found is not None else None

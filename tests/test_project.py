@@ -1,0 +1,106 @@
+"""Project-wide knowledge: classes, helpers and device variables from other files of the project."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from devlint import engine
+from devlint.cache import Cache
+from devlint.cli import main
+from devlint.config import Settings
+
+ROOT = Path(__file__).resolve().parent.parent
+PROJECTS = ROOT / "fixtures" / "projects"
+
+
+def run(*args: str) -> str:
+    result = CliRunner().invoke(main, ["check", "--no-cache", *args], env={"NO_COLOR": "1"})
+    assert result.exit_code in (0, 1), result.output
+    return result.stdout
+
+
+@pytest.mark.parametrize("name", ["shop", "flat"])
+def test_project_fixtures_are_pinned(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    assert run(f"fixtures/projects/{name}") == (PROJECTS / f"{name}.expected").read_text(encoding="utf-8")
+
+
+def test_what_other_files_tell_a_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(PROJECTS / "shop")
+    lines = run("--quiet", "src").splitlines()
+    assert [line.split(" ", 2)[:2] for line in lines] == [
+        # a subclass of a project class deriving from nn.Module, through a relative import
+        ["src/shop/models/quantile.py:9:9:", "DL401"],
+        # the base re-exported by the package's `__init__.py`
+        ["src/shop/train.py:11:9:", "DL402"],
+        # the imported helper's CPU result meets the imported device variable
+        ["src/shop/train.py:16:12:", "DL301"],
+    ]
+    assert "`make_mask` (src/shop/utils.py:4) returns a tensor created by `torch.ones` without `device=`" in lines[2]
+    assert "is on `device` (moved by `.to()`, line 15)" in lines[2]
+
+
+def test_a_file_named_alone_still_reads_the_files_it_imports(monkeypatch: pytest.MonkeyPatch) -> None:
+    # pre-commit passes only the staged files.
+    monkeypatch.chdir(PROJECTS / "shop")
+    assert [line.split(" ", 2)[1] for line in run("--quiet", "src/shop/train.py").splitlines()] == ["DL402", "DL301"]
+
+
+def test_without_the_other_files_nothing_is_guessed(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "train.py").write_text(
+        "import torch\nfrom shop.utils import make_mask\nfrom shop.config import device\n\n\n"
+        "def step(x):\n    return x.to(device) * make_mask(3)\n"
+    )
+    assert run("--quiet", str(tmp_path / "train.py")) == ""
+
+
+def test_flat_layout_namespace_packages_and_imported_module_attributes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(PROJECTS / "flat")
+    lines = run("--quiet", ".").splitlines()
+    assert [line.split(" ", 2)[:2] for line in lines] == [["nets/heads.py:9:9:", "DL401"], ["train.py:12:26:", "DL301"]]
+    assert "`build` (model.py:13) returns a module built by `Net(...)` on the CPU" in lines[1]
+
+
+def test_the_output_does_not_depend_on_order_or_jobs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(PROJECTS / "shop")
+    files = sorted(str(p.relative_to(PROJECTS / "shop")) for p in (PROJECTS / "shop" / "src").rglob("*.py"))
+    first = run("--jobs", "1", *files)
+    assert run("--jobs", "2", *reversed(files)) == first
+    assert run("--jobs", "2", "src") == first
+
+
+def test_editing_a_base_class_rechecks_exactly_its_importers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = tmp_path / "shop"
+    shutil.copytree(PROJECTS / "shop", project)
+    monkeypatch.chdir(project)
+    files = sorted((Path(p.relative_to(project)), str(p.relative_to(project))) for p in project.rglob("*.py"))
+    checked: list[str] = []
+    original = engine._check_one
+
+    def counting(task):  # noqa: ANN001, ANN202
+        checked.append(task[1])
+        return original(task)
+
+    monkeypatch.setattr(engine, "_check_one", counting)
+    settings = Settings(root=project)
+    first = engine.check_files(files, settings, jobs=1, cache=Cache.for_root(project, settings))
+    assert engine.check_files(files, settings, jobs=1, cache=Cache.for_root(project, settings)) == first
+    checked.clear()
+    warm = engine.check_files(files, settings, jobs=1, cache=Cache.for_root(project, settings))
+    assert checked == [] and [r.findings for r in warm] == [r.findings for r in first]
+
+    base = project / "src" / "shop" / "models" / "base.py"
+    base.write_text(base.read_text().replace("class Aggregation(nn.Module):", "class Aggregation:"))
+    edited = engine.check_files(files, settings, jobs=1, cache=Cache.for_root(project, settings))
+    # base.py itself (changed), then the files whose imported facts changed: the package that
+    # re-exports the class, and the two files that derive from it. config, utils, the cycle: not.
+    assert sorted(set(checked)) == ["src/shop/__init__.py", "src/shop/models/base.py", "src/shop/models/quantile.py", "src/shop/train.py"]
+    cold = engine.check_files(files, settings, jobs=1)
+    assert [r.findings for r in edited] == [r.findings for r in cold]
+    # No longer a Module: its tensor is a plain one, which meets the caller's input (DL303).
+    assert [f.code for r in edited for f in r.findings] == ["DL303", "DL301"]
