@@ -114,8 +114,18 @@ def selected_rules(settings: Settings) -> tuple[frozenset[str], tuple[type[Rule]
     return enabled, tuple(rule for rule in all_rules() if rule.code in enabled)
 
 
-def check_text(path: str, source: SourceText, settings: Settings, rule_types: Sequence[type[Rule]]) -> list[Finding]:
-    """Findings of the given rules on already-decoded text (no suppression applied)."""
+def check_text(
+    path: str,
+    source: SourceText,
+    settings: Settings,
+    rule_types: Sequence[type[Rule]],
+    parse: Callable[[str], cst.Module] = parse_module,
+) -> list[Finding]:
+    """Findings of the given rules on already-decoded text (no suppression applied).
+
+    `parse` turns text into a tree; the language server passes one that
+    reuses the unchanged statements of the previous version of the file.
+    """
     text = source.text
     active = [rule for rule in rule_types if any(needle in text for needle in rule.needles)]
     if not active:
@@ -129,11 +139,11 @@ def check_text(path: str, source: SourceText, settings: Settings, rule_types: Se
     parsed_text = text if verdict is None or verdict.tree is None else elide_data_tables(text, verdict.tree)
     try:
         try:
-            module = parse_module(parsed_text)
+            module = parse(parsed_text)
         except cst.ParserSyntaxError:
             if parsed_text is text:
                 raise
-            module = parse_module(text)  # never seen: the elided text is valid wherever the text is
+            module = parse(text)  # never seen: the elided text is valid wherever the text is
     except cst.ParserSyntaxError as error:
         # CPython's message and position are the precise ones; libcst's stand
         # alone only for code CPython accepts (newer syntax than this Python).
@@ -169,6 +179,7 @@ def check_bytes(
     keep_source: bool = False,
     enabled: frozenset[str] | None = None,
     rule_types: Sequence[type[Rule]] | None = None,
+    parse: Callable[[str], cst.Module] = parse_module,
 ) -> FileResult:
     if enabled is None or rule_types is None:
         enabled, rule_types = selected_rules(settings)
@@ -184,7 +195,7 @@ def check_bytes(
         return result
     try:
         with _collector_paused():
-            result.findings = check_text(display, source, settings, rule_types)
+            result.findings = check_text(display, source, settings, rule_types, parse)
     except RecursionError:
         result.findings = [_input_error(display, "too deeply nested to analyse")]
     except Exception as error:  # noqa: BLE001 - one bad file must not stop the run
