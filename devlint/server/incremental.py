@@ -73,19 +73,16 @@ class IncrementalParser:
             return None
         prefix, old_end, _ = changed_span(old, new)
         delta = len(new) - len(old)
-        if prefix < starts[0]:
-            return None  # the header: comments and the coding line before the first statement
+        # -1: the edit starts in the header (comments and the coding line before the first statement).
         first = bisect.bisect_right(starts, prefix) - 1
         last = bisect.bisect_right(starts, max(old_end - 1, prefix)) - 1
         begin = first - 1  # one unchanged neighbour on each side
         end = last + 1
-        if begin < 0:
-            return None
-        first_block = self._first_block_index()
-        if first_block >= 0 and begin <= first_block:
-            return None  # the first indented block sets the default indentation of every block
+        at_start = begin < 0  # the piece starts the file: its header is the file's
+        if at_start:
+            begin = 0
         to_eof = end >= len(body)
-        chunk_start = starts[begin]
+        chunk_start = 0 if at_start else starts[begin]
         chunk_end = len(new) if to_eof else starts[end + 1] + delta
         try:
             piece = self._parse(new[chunk_start:chunk_end])
@@ -93,12 +90,16 @@ class IncrementalParser:
             return None
         if len(piece.body) < 2 or not piece.has_trailing_newline or piece.default_newline != module.default_newline:
             return None
-        opens_block = any(_opens_block(statement) for statement in piece.body)
+        # libcst keeps a block's indentation only where it differs from the file's default,
+        # which the first indented block sets: the piece must agree with the file on it.
+        first_block = self._first_block_index()
         default_indent = module.default_indent
-        if opens_block:
+        if any(_opens_block(statement) for statement in piece.body):
             if first_block >= 0 and piece.default_indent != module.default_indent:
                 return None
             default_indent = piece.default_indent
+        elif begin <= first_block <= end:
+            return None  # the first block is gone: the next one, after the piece, may set another default
         codes = [piece.code_for_node(statement) for statement in piece.body]
         header_code = _lines_code(piece, piece.header)
         footer_code = _lines_code(piece, piece.footer)
@@ -107,9 +108,13 @@ class IncrementalParser:
         lengths = [len(code) for code in codes]
         header, footer = len(header_code), len(footer_code)
         head = piece.body[0]
-        if piece.header:
+        new_header = module.header
+        if at_start:
+            new_header = piece.header
+        elif piece.header:
             # Alone, the piece's leading comments are its module header; in the file they lead its first statement.
             head = head.with_changes(leading_lines=(*piece.header, *head.leading_lines))
+        if not at_start:
             lengths[0] += header
         middle = list(piece.body[1:-1])
         tail = piece.body[-1]
@@ -129,10 +134,14 @@ class IncrementalParser:
             new_footer, trailing_newline = module.footer, module.has_trailing_newline
         statements = [*body[:begin], head, *middle, tail, *body[end + 1 :]]
         spliced = module.with_changes(
-            body=statements, footer=new_footer, has_trailing_newline=trailing_newline, default_indent=default_indent
+            header=new_header,
+            body=statements,
+            footer=new_footer,
+            has_trailing_newline=trailing_newline,
+            default_indent=default_indent,
         )
         new_starts = starts[:begin]
-        offset = chunk_start
+        offset = chunk_start + (header if at_start else 0)
         for length in lengths:
             new_starts.append(offset)
             offset += length

@@ -21,7 +21,7 @@ from devlint.server.worker_process import WorkerGone, WorkerProcess
 
 # Coalesces the bursts an editor sends for one action (a paste, an auto-closed
 # bracket, a formatter's edits) without adding a noticeable delay to typing.
-DEBOUNCE_S = 0.02
+DEBOUNCE_S = 0.005
 # A check running this long after its document changed again is cancelled.
 SLOW_S = 0.25
 

@@ -22,6 +22,7 @@ class WorkerProcess:
 
     async def _started(self) -> asyncio.subprocess.Process:
         if self._process is None or self._process.returncode is not None:
+            # A worker that exited on its own (a crash) is replaced too.
             self._process = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",
@@ -53,12 +54,18 @@ class WorkerProcess:
 
     def kill(self) -> None:
         """Stop the worker at once, mid-job if need be; the next job starts a fresh one."""
-        process = self._process
+        process, self._process = self._process, None
         if process is not None and process.returncode is None:
             try:
                 process.kill()
             except ProcessLookupError:
                 pass
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                return  # the server's loop is over: the process exits and nobody waits
+            # Reaped in the background; until then its returncode is still None.
+            loop.create_task(process.wait())
 
     async def close(self) -> None:
         process = self._process
