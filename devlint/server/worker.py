@@ -11,6 +11,7 @@ server kills it and starts another, and no editor session goes down with it.
 
 from __future__ import annotations
 
+import gc
 import io
 import sys
 import tokenize
@@ -99,6 +100,9 @@ def main() -> None:
     # Only frames may reach the server on stdout; anything printed by mistake goes to stderr.
     replies = sys.stdout.buffer
     sys.stdout = sys.stderr
+    # What the imports built lives as long as the worker: the collector's full
+    # passes, which the trees kept between checks make long, need not walk it.
+    gc.freeze()
     serve(sys.stdin.buffer, replies)
 
 
