@@ -61,8 +61,8 @@ class DevlintServer(LanguageServer):
         return self.config
 
     def lines(self, text: str) -> TextLines:
-        encoding = str(self.workspace.position_encoding or types.PositionEncodingKind.Utf16)
-        return TextLines(text, encoding)
+        encoding = self.workspace.position_encoding or types.PositionEncodingKind.Utf16
+        return TextLines(text, str(getattr(encoding, "value", encoding)))
 
     def publish(self, result: Analysed) -> None:
         snap = result.snapshot

@@ -188,6 +188,37 @@ def test_configuration_is_read_from_pyproject_and_again_when_it_changes(tmp_path
     run(scenario)
 
 
+def test_a_file_the_configuration_force_excludes_is_reported_clean(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.devlint]\nexclude = ["generated_*.py"]\nforce-exclude = true\n', encoding="utf-8")
+
+    async def scenario() -> None:
+        async with session(tmp_path) as lsp:
+            excluded = lsp.open("generated_model.py", CUDA_MODEL)
+            checked = lsp.open("train.py", CUDA_MODEL)
+            assert [d.code for d in await lsp.diagnostics(checked)] == ["DL101"]
+            assert await lsp.diagnostics(excluded) == []
+
+    run(scenario)
+
+
+def test_columns_are_in_the_position_encoding_the_client_chose(tmp_path: Path) -> None:
+    text = 'import torch\n\nlabel = "\U0001f525"; model = torch.nn.Linear(2, 2).cuda()\n'
+
+    async def scenario(encodings: list[str] | None) -> tuple[int, int]:
+        caps = capabilities()
+        if encodings is not None:
+            caps.general = types.GeneralClientCapabilities(position_encodings=encodings)
+        async with session(tmp_path, caps) as lsp:
+            uri = lsp.open("train.py", text)
+            [diag] = await lsp.diagnostics(uri)
+            return diag.range.start.character, diag.range.end.character
+
+    # The call spans characters 21-49; the emoji before it is 2 UTF-16 units and 4 UTF-8 bytes.
+    assert asyncio.run(scenario(None)) == (22, 50)
+    assert asyncio.run(scenario(["utf-8"])) == (24, 52)
+    assert asyncio.run(scenario(["utf-32"])) == (21, 49)
+
+
 def test_a_slow_check_is_cancelled_when_a_newer_version_arrives(tmp_path: Path) -> None:
     # Many thousand lines take seconds to check on any machine; the check of the
     # newer (small) version must not wait for it.
