@@ -113,9 +113,9 @@ class Documents:
         return Snapshot(uri, version, text, uri, Settings())
 
 
-def _scheduler(slow: float = 60.0) -> tuple[Scheduler, FakeWorker, Documents, list[Analysed], list[str]]:
+def _scheduler(slow: float = 60.0, debounce: float = 0.0) -> tuple[Scheduler, FakeWorker, Documents, list[Analysed], list[str]]:
     worker, documents, published, logged = FakeWorker(), Documents(), [], []
-    scheduler = Scheduler(worker, documents.snapshot, published.append, logged.append, debounce=0.0, slow=slow)  # type: ignore[arg-type]
+    scheduler = Scheduler(worker, documents.snapshot, published.append, logged.append, debounce=debounce, slow=slow)  # type: ignore[arg-type]
     return scheduler, worker, documents, published, logged
 
 
@@ -142,6 +142,23 @@ def test_changes_during_a_check_are_checked_once_newest_first_and_stale_results_
         await scheduler.close()
         assert [job.text for job in worker.jobs] == ["v1", "v4"]
         assert [(r.snapshot.version, r.findings[0].message) for r in published] == [(4, "v4")]
+
+    asyncio.run(scenario())
+
+
+def test_a_burst_of_changes_within_the_debounce_is_checked_once() -> None:
+    async def scenario() -> None:
+        # Changes 10 ms apart against a 1 s debounce: without it, the first would be checked at once.
+        scheduler, worker, documents, published, _ = _scheduler(debounce=1.0)
+        scheduler.start()
+        worker.release.set()
+        for version in (1, 2, 3):
+            documents.texts["a"] = (version, f"v{version}")
+            scheduler.request("a", debounced=True)
+            await asyncio.sleep(0.01)
+        await _until(lambda: len(published) == 1, "the burst is published")
+        await scheduler.close()
+        assert [job.text for job in worker.jobs] == ["v3"]
 
     asyncio.run(scenario())
 

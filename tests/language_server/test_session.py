@@ -188,6 +188,23 @@ def test_configuration_is_read_from_pyproject_and_again_when_it_changes(tmp_path
     run(scenario)
 
 
+def test_saving_checks_again_with_the_configuration_as_it_is_now(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with session(tmp_path) as lsp:
+            uri = lsp.open("train.py", CUDA_MODEL)
+            assert [d.code for d in await lsp.diagnostics(uri)] == ["DL101"]
+            # No file-change event: the editor only saves the document.
+            (tmp_path / "pyproject.toml").write_text('[tool.devlint]\nignore = ["DL1"]\n', encoding="utf-8")
+            lsp.client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri)))
+            while len(lsp.published[uri]) < 2:
+                await lsp.diagnostics(uri)
+                await asyncio.sleep(0.05)
+            assert [p.version for p in lsp.published[uri]] == [1, 1]
+            assert list(lsp.published[uri][-1].diagnostics) == []
+
+    run(scenario)
+
+
 def test_a_file_the_configuration_force_excludes_is_reported_clean(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[tool.devlint]\nexclude = ["generated_*.py"]\nforce-exclude = true\n', encoding="utf-8")
 
