@@ -1,4 +1,4 @@
-"""The `devlint` command line: check, rules, explain. Options are spelled as ruff spells them."""
+"""The `devlint` command line: check, rules, explain, server. Options are spelled as ruff spells them."""
 
 from __future__ import annotations
 
@@ -460,3 +460,14 @@ def explain(rule: str | None, all_rules: bool) -> None:
     if page is None:
         _fail(f"no documentation page found for {code}")
     click.echo(page, nl=not page.endswith("\n"))
+
+
+@main.command()
+def server() -> None:
+    """Run the language server on standard input and output (for editors; extra `devlint[server]`)."""
+    from devlint.server import missing_dependency, serve
+
+    problem = missing_dependency()
+    if problem is not None:
+        _fail(problem)
+    serve()

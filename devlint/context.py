@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 from functools import cached_property
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import libcst as cst
@@ -13,7 +13,7 @@ from libcst.metadata import CodeRange
 
 from devlint.analysis.imported import FilePlace
 from devlint.config import Settings
-from devlint.finding import Finding, Fix, Position
+from devlint.finding import Finding, Fix, Position, Related
 from devlint.names import BindingsCache, ImportTable
 from devlint.positions import Positions
 
@@ -33,6 +33,7 @@ class _Pending:
     node: cst.CSTNode
     message: str
     fix: Fix | None
+    related: tuple[tuple[cst.CSTNode, str], ...]
 
 
 class FileContext:
@@ -123,8 +124,11 @@ class FileContext:
         return AcceleratorGuards(self)
 
     # -- reporting ---------------------------------------------------------
-    def report(self, code: str, node: cst.CSTNode, message: str, fix: Fix | None = None) -> None:
-        self._pending.append(_Pending(code, node, message, fix))
+    def report(
+        self, code: str, node: cst.CSTNode, message: str, fix: Fix | None = None, related: Sequence[tuple[cst.CSTNode, str]] = ()
+    ) -> None:
+        """`related`: the nodes the message names by line, each with what it says of them."""
+        self._pending.append(_Pending(code, node, message, fix, tuple(related)))
 
     def offsets(self, node: cst.CSTNode) -> tuple[int, int]:
         """Character offsets of a node in the file's text (for fixes)."""
@@ -164,6 +168,11 @@ class FileContext:
                     start=Position(rng.start.line, rng.start.column + 1),
                     end=Position(rng.end.line, rng.end.column + 1),
                     fix=pending.fix,
+                    related=tuple(self._related(node, what) for node, what in pending.related),
                 )
             )
         return out
+
+    def _related(self, node: cst.CSTNode, what: str) -> Related:
+        rng = self._positions.range(node)
+        return Related(what, Position(rng.start.line, rng.start.column + 1), Position(rng.end.line, rng.end.column + 1))

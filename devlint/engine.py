@@ -119,14 +119,28 @@ def selected_rules(settings: Settings) -> tuple[frozenset[str], tuple[type[Rule]
 
 
 def check_text(
-    path: str, source: SourceText, settings: Settings, rule_types: Sequence[type[Rule]], place: FilePlace = NOWHERE_IN_PARTICULAR
+    path: str,
+    source: SourceText,
+    settings: Settings,
+    rule_types: Sequence[type[Rule]],
+    parse: Callable[[str], cst.Module] = parse_module,
+    place: FilePlace = NOWHERE_IN_PARTICULAR,
 ) -> list[Finding]:
-    """Findings of the given rules on already-decoded text (no suppression applied)."""
-    return analyse_text(path, source, settings, rule_types, place)[0]
+    """Findings of the given rules on already-decoded text (no suppression applied).
+
+    `parse` turns text into a tree; the language server passes one that
+    reuses the unchanged statements of the previous version of the file.
+    """
+    return analyse_text(path, source, settings, rule_types, parse, place)[0]
 
 
 def analyse_text(
-    path: str, source: SourceText, settings: Settings, rule_types: Sequence[type[Rule]], place: FilePlace = NOWHERE_IN_PARTICULAR
+    path: str,
+    source: SourceText,
+    settings: Settings,
+    rule_types: Sequence[type[Rule]],
+    parse: Callable[[str], cst.Module] = parse_module,
+    place: FilePlace = NOWHERE_IN_PARTICULAR,
 ) -> tuple[list[Finding], ModuleSummary | None]:
     """Findings (no suppression applied), and the file's summary when `place` asks for it."""
     text = source.text
@@ -143,11 +157,11 @@ def analyse_text(
     parsed_text = text if verdict is None or verdict.tree is None else elide_data_tables(text, verdict.tree)
     try:
         try:
-            module = parse_module(parsed_text)
+            module = parse(parsed_text)
         except cst.ParserSyntaxError:
             if parsed_text is text:
                 raise
-            module = parse_module(text)  # never seen: the elided text is valid wherever the text is
+            module = parse(text)  # never seen: the elided text is valid wherever the text is
     except cst.ParserSyntaxError as error:
         # CPython's message and position are the precise ones; libcst's stand
         # alone only for code CPython accepts (newer syntax than this Python).
@@ -185,6 +199,7 @@ def check_bytes(
     enabled: frozenset[str] | None = None,
     rule_types: Sequence[type[Rule]] | None = None,
     place: FilePlace = NOWHERE_IN_PARTICULAR,
+    parse: Callable[[str], cst.Module] = parse_module,
 ) -> FileResult:
     if enabled is None or rule_types is None:
         enabled, rule_types = selected_rules(settings)
@@ -201,7 +216,7 @@ def check_bytes(
         return result
     try:
         with _collector_paused():
-            result.findings, result.summary = analyse_text(display, source, settings, rule_types, place)
+            result.findings, result.summary = analyse_text(display, source, settings, rule_types, parse, place)
         result.facts = place.facts.digest() if place.facts else ""
     except RecursionError:
         result.findings = [_input_error(display, "too deeply nested to analyse")]

@@ -36,6 +36,15 @@ class Fix:
 
 
 @dataclass(frozen=True)
+class Related:
+    """A place the message names ("moved by `.cuda()`, line 62"), for editors to link to."""
+
+    message: str
+    start: Position
+    end: Position
+
+
+@dataclass(frozen=True)
 class Finding:
     code: str
     message: str
@@ -43,6 +52,7 @@ class Finding:
     start: Position
     end: Position
     fix: Fix | None = field(default=None, compare=False)
+    related: tuple[Related, ...] = field(default=(), compare=False)
 
     @property
     def fixable(self) -> bool:

@@ -22,3 +22,11 @@ def rule_page(code: str) -> str | None:
         if path.is_file():
             return path.read_text(encoding="utf-8")
     return None
+
+
+# Where the pages are read online (editors link a finding's code there).
+PAGES_URL = "https://github.com/devlint/devlint/blob/main/rules/"
+
+
+def page_url(code: str) -> str:
+    return f"{PAGES_URL}{code}.md"

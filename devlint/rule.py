@@ -8,6 +8,7 @@ selected rule into one walk of the tree and knows no rule by name.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 import libcst as cst
@@ -44,5 +45,7 @@ class Rule:
     def info(cls) -> RuleInfo:
         return RuleInfo(cls.code, cls.name, cls.summary, cls.default_enabled, cls.fix)
 
-    def report(self, node: cst.CSTNode, message: str, fix: Fix | None = None) -> None:
-        self.ctx.report(self.code, node, message, fix)
+    def report(
+        self, node: cst.CSTNode, message: str, fix: Fix | None = None, related: Sequence[tuple[cst.CSTNode, str]] = ()
+    ) -> None:
+        self.ctx.report(self.code, node, message, fix, related)

@@ -29,6 +29,11 @@ def where(operand: Operand, line_of: LineOf) -> str:
     return text
 
 
+def cited(*operands: Operand) -> list[tuple[cst.CSTNode, str]]:
+    """The origins `where` names by line, as a finding's related locations."""
+    return [(op.value.origin.node, op.value.origin.what) for op in operands if op.value.origin is not None]
+
+
 def device_expression(place: Place) -> str:
     """The expression to move a value to, for the suggested fix."""
     if place.kind is PlaceKind.DEVICE and place.name and not place.name.startswith("<"):

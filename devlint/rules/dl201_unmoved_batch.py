@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devlint.analysis.describe import code, device_expression, where
+from devlint.analysis.describe import cited, code, device_expression, where
 from devlint.rule import Rule
 from devlint.snippet import one_line
 
@@ -36,6 +36,7 @@ class UnmovedBatch(Rule):
                 conflict.node,
                 f"`{name}` {batch.what} (line {self.ctx.line_of(batch.node)}) on the CPU, but `{code(module, device.expr)}` "
                 f"{lives} {where(device, self.ctx.line_of)}: move it first with `{_move(module, conflict.cpu.expr, target)}`",
+                related=[(batch.node, f"`{name}` {batch.what}"), *cited(device)],
             )
 
 

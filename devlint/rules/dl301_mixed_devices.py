@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devlint.analysis.describe import code, device_expression, where
+from devlint.analysis.describe import cited, code, device_expression, where
 from devlint.analysis.events import Conflict
 from devlint.rule import Rule
 
@@ -45,4 +45,5 @@ class MixedDevices(Rule):
                 f"`{code(module, conflict.node, 50)}` mixes devices: `{code(module, cpu.expr)}` is {where(cpu, self.ctx.line_of)}, "
                 f"but `{code(module, device.expr)}` is {where(device, self.ctx.line_of)}; put both on one device "
                 f"(`.to({target})`, or create it with `device={target}`)",
+                related=cited(cpu, device),
             )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devlint.analysis.describe import code, where
+from devlint.analysis.describe import cited, code, where
 from devlint.fixes import append_cpu, cpu_before_numpy
 from devlint.rule import Rule
 
@@ -33,4 +33,6 @@ class NumpyOnDevice(Rule):
                 advice = f"convert with `{tensor}.cpu()` first (or `.item()` for a number)"
                 what = f"`{tensor}`, which is {where(event.tensor, self.ctx.line_of)}"
                 fix = cpu_before_numpy(self.ctx, event.node) if event.via == ".numpy()" else append_cpu(self.ctx, event.tensor.expr)
-            self.report(event.node, f"`{event.via}` on {what}: numpy cannot read accelerator memory; {advice}", fix)
+            self.report(
+                event.node, f"`{event.via}` on {what}: numpy cannot read accelerator memory; {advice}", fix, cited(event.tensor)
+            )

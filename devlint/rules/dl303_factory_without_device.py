@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devlint.analysis.describe import code, device_expression, where
+from devlint.analysis.describe import cited, code, device_expression, where
 from devlint.analysis.events import Conflict
 from devlint.analysis.facts import PlaceKind
 from devlint.analysis.shapes import size_sources
@@ -83,6 +83,7 @@ class FactoryWithoutDevice(Rule):
             f"`{code(module, factory)}` creates a CPU tensor (no `device=`) that meets `{other}` "
             f"{where(conflict.device, self.ctx.line_of)} at line {self.ctx.line_of(conflict.node)}: {advice}",
             _fix(self.ctx, factory, source),
+            related=[*cited(conflict.device), (conflict.node, f"meets `{other}`")],
         )
 
 
