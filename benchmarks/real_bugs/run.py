@@ -44,8 +44,6 @@ import re
 import shlex
 import subprocess
 import sys
-import tarfile
-import io
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -184,11 +182,37 @@ def validate(fixes: list[Fix], mirrors: Path) -> list[str]:
 
 
 def _extract_tree(mirror: Path, commit: str, into: Path) -> None:
-    """Every Python file of the commit (the project around the checked file)."""
-    data = git(mirror, "archive", "--format=tar", commit, binary=True)
-    with tarfile.open(fileobj=io.BytesIO(data)) as archive:  # type: ignore[arg-type]
-        members = [m for m in archive.getmembers() if m.isfile() and m.name.endswith((".py", "pyproject.toml"))]
-        archive.extractall(into, members=members, filter="data")
+    """Every Python file of the commit (the project around the checked file), and its
+    `pyproject.toml` files; objects the mirror lacks (large files) are skipped."""
+    listing = str(git(mirror, "ls-tree", "-r", "-z", commit)).split("\0")
+    wanted = []
+    for row in listing:
+        if not row:
+            continue
+        meta, _, name = row.partition("\t")
+        _, kind, sha = meta.split()
+        if kind == "blob" and (name.endswith(".py") or name.rsplit("/", 1)[-1] == "pyproject.toml"):
+            wanted.append((sha, name))
+    # The project's root, as a checkout would mark it (devlint resolves imports from there).
+    (into / ".git").mkdir(parents=True, exist_ok=True)
+    if not wanted:
+        return
+    batch = subprocess.run(
+        ["git", "--git-dir", str(mirror), "cat-file", "--batch"],
+        input="".join(f"{sha}\n" for sha, _ in wanted).encode(), capture_output=True, check=True,
+    ).stdout
+    position = 0
+    for sha, name in wanted:
+        header_end = batch.index(b"\n", position)
+        header = batch[position:header_end].split()
+        position = header_end + 1
+        if len(header) < 3 or header[1] == b"missing":
+            continue
+        size = int(header[2])
+        target = into / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(batch[position : position + size])
+        position += size + 1
 
 
 def extract(fixes: list[Fix], mirrors: Path, work: Path, trees: bool) -> tuple[dict[str, Path], dict[str, Path]]:
