@@ -173,8 +173,8 @@ def test_a_function_returning_a_fresh_cpu_tensor_on_one_path() -> None:
     assert findings(source) == [("DL303", 6, 21)]
     assert messages(source) == [
         "`torch.ones(similarity_matrix.shape[1]...` creates a CPU tensor (no `device=`) that `match()` returns "
-        "where its other path returns a tensor on `similarity_matrix`'s device: create it with "
-        "`device=similarity_matrix.device`"
+        "where its other path returns `torch.argmax(similarity_matrix, 0)` on `similarity_matrix`'s device, which the "
+        "caller chooses: create it with `device=similarity_matrix.device`"
     ]
 
 

@@ -311,3 +311,68 @@ def test_a_cpu_accumulator_cannot_take_device_results_in_place() -> None:
         return loss / count
     """
     assert findings(source) == [("DL303", 5, 12), ("DL303", 6, 13)]
+
+
+def test_the_layers_of_a_module_list_live_where_it_lives() -> None:
+    # asteroid's TDConvNet: `skip_connection = torch.tensor([0.0])` then `+ skip` of each TCN layer.
+    source = """
+    import torch
+    import torch.nn as nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blocks = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+
+        def forward(self, x):
+            skip = torch.tensor([0.0])
+            for block in self.blocks:
+                skip = skip + block(x)
+            return skip + self.blocks[0](x)
+    """
+    assert findings(source) == [("DL303", 11, 16)]
+
+
+def test_a_path_that_raised_has_no_say_where_paths_meet() -> None:
+    # The loop's first iteration raises; the next ones would still start from the CPU tensor.
+    source = """
+    import torch
+
+
+    def accumulate(parts, device):
+        total = torch.zeros(4)
+        for part in parts:
+            total = total + part.to(device)
+        return total.numpy()
+    """
+    assert findings(source) == [("DL303", 5, 13)]
+
+
+def test_a_fresh_cpu_result_on_a_rare_path() -> None:
+    # coqui TTS's SSIM loss clamps an out-of-range loss to `torch.tensor([1.0])`.
+    source = """
+    import torch
+
+
+    def ssim_loss(y_hat: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        loss = 1 - (y_hat * y).mean(dim=0)
+        if loss.max() > 1.0:
+            loss = torch.tensor([1.0])
+        return loss
+    """
+    assert findings(source) == [("DL303", 7, 16)]
+
+
+def test_a_bool_parameter_makes_a_0_dim_tensor() -> None:
+    # deepchem's noise layer: `torch.tensor(training or not self.training_only)`.
+    source = """
+    import torch
+
+
+    def noisy(mean: torch.Tensor, std: torch.Tensor, training=True):
+        scale = torch.tensor(training).float()
+        noise = torch.normal(0.0, 1.0, mean.shape)
+        return mean + scale * std * noise
+    """
+    assert findings(source) == [("DL303", 6, 13)]

@@ -29,6 +29,8 @@ from devlint.names import dotted_name
 
 Evaluator = Callable[[Evaluation, cst.CSTNode], Value]
 
+# Containers whose items (by iteration and by index) are their layers.
+_MODULE_SEQUENCES = frozenset({"ModuleList", "Sequential"})
 # A class with its own `.to()` (diffusers' DDIMSolver) places what it holds.
 _PLACING_METHODS = frozenset({"to", "cuda", "_apply"})
 
@@ -157,6 +159,9 @@ def eval_subscript(run: Evaluation, node: cst.Subscript) -> Value:
         if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice):
             return base  # `x.shape[1:]`, `outputs[:-1]`: still a sequence
         return base.elem or F.UNKNOWN
+    if base.kind is Kind.MODULE and base.cls in _MODULE_SEQUENCES:
+        # `self.blocks[i]` is a layer (`self.blocks[1:]` a ModuleList) where the container lives.
+        return Value(Kind.MODULE, base.place, base.origin, cls="" if indices else base.cls)
     if base.kind is Kind.SCALAR:
         # `x.size()[0]` is a number, `x.size()[1:]` a tuple of them.
         if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice):
@@ -331,6 +336,9 @@ def iterate(run: Evaluation, iterable: Value, expr: cst.BaseExpression) -> Value
         return joined
     if iterable.kind is Kind.SEQ:
         return iterable.elem or F.UNKNOWN
+    if iterable.kind is Kind.MODULE and iterable.cls in _MODULE_SEQUENCES:
+        # `for layer in self.blocks`: a ModuleList's layers live where it lives.
+        return Value(Kind.MODULE, iterable.place, iterable.origin)
     if iterable.batch is not None:
         return replace(iterable, part=True)
     if iterable.kind is Kind.TENSOR and iterable.place.known:

@@ -83,6 +83,7 @@ class Kind(Enum):
     INSTANCE = "instance"  # an object of a class defined in this file
     TENSOR_TYPE = "tensor type"  # a legacy typed-tensor class (`torch.cuda.FloatTensor`): calling it creates a tensor at its place
     SCALAR = "scalar"  # Python numbers, numpy values, .item(): mix with anything
+    UNREACHED = "unreached"  # what an operation that raises gives: no path continues past it
     NONE = "none"
     UNKNOWN = "unknown"
 
@@ -94,6 +95,7 @@ class Origin:
     node: cst.CSTNode
     what: str  # "comes from `train_loader`", "created by `torch.zeros` without `device=`"
     factory: bool = False  # a torch factory that put the tensor on the default (CPU) device
+    moved: bool = False  # placed by an explicit move (`.to(device)`, `.cuda()`): the code chose where
 
 
 @dataclass(frozen=True)
@@ -112,12 +114,14 @@ class Value:
     parts: tuple["Value", ...] = ()  # SEQ: elements on different known devices, kept apart for cat/stack
     items: tuple["Value", ...] | None = None  # SEQ of fixed length: `(x, y)`, an `enumerate` pair
     dims: int | None = None  # TENSOR: how many dimensions, where the code shows it (0: mixes like a number)
+    cpu_path: Origin | None = None  # on some path it is instead this fresh CPU tensor (`loss = torch.tensor([1.0])` under an `if`)
 
     def at(self, place: Place, origin: Origin | None = None, **changes: object) -> "Value":
         return replace(self, place=place, origin=origin or self.origin, **changes)  # type: ignore[arg-type]
 
 
 UNKNOWN = Value()
+UNREACHED = Value(Kind.UNREACHED)
 SCALAR = Value(Kind.SCALAR, scalar=True)
 NONE = Value(Kind.NONE)
 
@@ -125,12 +129,23 @@ NONE = Value(Kind.NONE)
 def join(a: Value, b: Value) -> Value:
     if a is b or a == b:
         return a
+    # A path through an operation that raised goes no further: it has no say where paths meet.
+    if a.kind is Kind.UNREACHED:
+        return b
+    if b.kind is Kind.UNREACHED:
+        return a
     if a.kind is Kind.NONE and b.kind is not Kind.NONE:
         return replace(b, origin=b.origin)
     if b.kind is Kind.NONE and a.kind is not Kind.NONE:
         return a
     if a.items is not None and b.items is not None and len(a.items) == len(b.items):
         return tuple_of([join(x, y) for x, y in zip(a.items, b.items)])
+    # A tensor on the device (or the caller's) on one path, a fresh CPU tensor on the other: it
+    # stays where it mostly is, and remembers the path where it is not.
+    if _fresh_cpu(a) and _placed_elsewhere(b):
+        return replace(b, cpu_path=a.origin)
+    if _fresh_cpu(b) and _placed_elsewhere(a):
+        return replace(a, cpu_path=b.origin)
     kind = a.kind if a.kind is b.kind else Kind.UNKNOWN
     place = join_places(a.place, b.place)
     elem = None
@@ -151,7 +166,21 @@ def join(a: Value, b: Value) -> Value:
         stateless=a.stateless and b.stateless,
         parts=parts if kind is Kind.SEQ else (),
         dims=a.dims if a.dims == b.dims else None,
+        cpu_path=a.cpu_path or b.cpu_path,
     )
+
+
+def _fresh_cpu(value: Value) -> bool:
+    """A tensor a factory just made on the CPU (not 0-dim, which mixes with anything)."""
+    return value.kind is Kind.TENSOR and value.place.kind is PlaceKind.CPU and not value.scalar and not value.weak and value.origin is not None and value.origin.factory
+
+
+def _placed_elsewhere(value: Value) -> bool:
+    """A tensor on an accelerator, the run-time device, or wherever its caller put it."""
+    # A tensor moved explicitly on one path only (`if cfg.gpu: x = x.cuda()`) is the same data
+    # placed by choice, not a fresh tensor left behind.
+    moved = value.origin is not None and value.origin.moved
+    return value.kind is Kind.TENSOR and not value.weak and not moved and (value.place.on_accelerator or value.place.kind is PlaceKind.FOLLOWS)
 
 
 def _joined_origin(a: Value, b: Value, place: Place) -> Origin | None:

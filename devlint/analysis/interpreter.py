@@ -175,19 +175,31 @@ class FunctionRun:
         self._check_split_returns()
 
     def _check_split_returns(self) -> None:
-        """A fresh CPU tensor sized from a parameter on one path, that parameter's device on another."""
-        fresh = [(n, v) for n, v in ((n, _unwrap(v)) for n, v in self.returns) if v.place == CPU and v.origin and v.origin.factory]
-        follows = [(n, v) for n, v in ((n, _unwrap(v)) for n, v in self.returns) if v.place.kind is PlaceKind.FOLLOWS]
-        for node, cpu_value in fresh:
-            for other_node, other in follows:
-                param = other.place.name
-                assert cpu_value.origin is not None
-                if param in size_sources(cpu_value.origin.node):
-                    self.solver.record(
-                        self.key,
-                        cpu_value.origin.node,
-                        SplitReturn(Operand(cpu_value.origin.node, cpu_value), Operand(other_node, other), self.key),
-                    )
+        """A fresh CPU tensor returned on one path, a tensor on the caller's device on another: a
+        caller on a GPU gets a CPU tensor on the rare path (an empty batch, an out-of-range loss)."""
+        returned = [(node, _unwrap(value)) for node, value in self.returns]
+        for node, value in returned:
+            if value.cpu_path is not None and not value.weak:
+                # Fresh on the CPU on one path into this very return (`loss = torch.tensor([1.0])`).
+                fresh_value = Value(Kind.TENSOR, CPU, value.cpu_path)
+                self.solver.record(self.key, value.cpu_path.node, SplitReturn(Operand(value.cpu_path.node, fresh_value), Operand(node, replace(value, cpu_path=None)), self.key))
+        fresh = [(n, v) for n, v in returned if v.place == CPU and v.origin and v.origin.factory and not v.scalar]
+        for _, cpu_value in fresh:
+            assert cpu_value.origin is not None
+            sized_from = size_sources(cpu_value.origin.node)
+            # The other path: a tensor on the caller's device, or anything following the very
+            # parameter the factory takes its size from (`torch.zeros(x.shape[1])` beside `x * 2`).
+            placed = [
+                (n, v) for n, v in returned
+                if not v.weak and (v.place.kind is PlaceKind.FOLLOWS or v.place.on_accelerator)
+                and (v.kind is Kind.TENSOR or v.place.kind is PlaceKind.FOLLOWS and v.place.name in sized_from)
+            ]
+            for other_node, other in placed[:1]:
+                self.solver.record(
+                    self.key,
+                    cpu_value.origin.node,
+                    SplitReturn(Operand(cpu_value.origin.node, cpu_value), Operand(other_node, other), self.key),
+                )
 
     # -- environment ----------------------------------------------------------
     def lookup(self, name: str) -> Value | None:

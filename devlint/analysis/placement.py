@@ -28,7 +28,13 @@ def _caller_placed(value: Value) -> bool:
 
 
 def combine(run: Evaluation, node: cst.CSTNode, operands: Arguments, module: Operand | None = None) -> Value:
-    """The place of an operation's result; records a conflict when the CPU meets a device."""
+    """The place of an operation's result; records a conflict when the CPU meets a device.
+
+    An operation that mixes devices raises: its result is UNREACHED, so that one root cause
+    is one finding and the paths that crashed have no say where paths meet.
+    """
+    if any(value.kind is Kind.UNREACHED for _, value in operands):
+        return F.UNREACHED
     tensors = [Operand(expr, value) for expr, value in operands if placed(value)]
     if module is not None and module.value.place.known:
         tensors.insert(0, module)
@@ -41,7 +47,7 @@ def combine(run: Evaluation, node: cst.CSTNode, operands: Arguments, module: Ope
             return F.UNKNOWN
         batch = [op for op in cpu if op.value.batch is not None]
         run.conflict(node, (batch or cpu)[0], device[0])
-        return F.UNKNOWN
+        return F.UNREACHED
     fresh = [op for op in cpu if op.value.origin is not None and op.value.origin.factory]
     if fresh and not device:
         # A function's tensor parameter lives wherever its caller put it, possibly on an
@@ -49,7 +55,17 @@ def combine(run: Evaluation, node: cst.CSTNode, operands: Arguments, module: Ope
         inputs = [Operand(expr, value) for expr, value in operands if _caller_placed(value)]
         if inputs:
             run.conflict(node, fresh[0], inputs[0])
-            return F.UNKNOWN
+            return F.UNREACHED
+    split = next((Operand(expr, value) for expr, value in operands if value.cpu_path is not None and not value.weak), None)
+    if split is not None:
+        # A tensor that is a fresh CPU tensor on one path meets one on the device (or the caller's).
+        # Two tensors both fresh on the same kind of path (`if empty: a, b = zeros(), zeros()`)
+        # are correlated, not a conflict: only a tensor placed on every path counts.
+        others = [v for e, v in operands if e is not split.expr and not v.weak and v.cpu_path is None and (v.place.on_accelerator or _caller_placed(v))]
+        if others:
+            fresh = Value(Kind.TENSOR, CPU, split.value.cpu_path)
+            run.conflict(node, Operand(split.expr, fresh), Operand(next(e for e, v in operands if v is others[0]), others[0]))
+            return F.UNREACHED
     # In a branch that only runs where `device` is the CPU, a tensor on `device` is a CPU tensor.
     tensors = [Operand(op.expr, op.value.at(CPU)) if op.value.place in run.cpu_places else op for op in tensors]
     places = [op.value for op in tensors if not op.value.scalar] or [op.value for op in tensors]
@@ -74,6 +90,7 @@ def combine(run: Evaluation, node: cst.CSTNode, operands: Arguments, module: Ope
         weak=not strong,
         scalar=all(v.scalar for v in places),
         in_module=result.in_module,
+        cpu_path=split.value.cpu_path if split is not None else None,
     )
 
 

@@ -37,7 +37,8 @@ def number_parameter(param: cst.Param) -> bool:
     default = param.default
     if isinstance(default, cst.UnaryOperation):
         default = default.expression
-    return isinstance(default, _NUMBER_LITERALS)
+    # `training=True`: a bool is a Python number too (`torch.tensor(training)` is 0-dim).
+    return isinstance(default, _NUMBER_LITERALS) or isinstance(default, cst.Name) and default.value in ("True", "False")
 
 
 def python_number(expr: cst.BaseExpression, func: cst.FunctionDef | None) -> bool:

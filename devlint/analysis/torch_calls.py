@@ -453,7 +453,8 @@ def move(run: Evaluation, node: cst.Call, method: str, receiver: Value) -> Value
     classes = run.solver.program.classes
     if receiver.kind is Kind.INSTANCE and receiver.cls in classes and classes[receiver.cls].is_module:
         kind = Kind.MODULE
-    return Value(kind, place, run.origin(node, what), cls=receiver.cls, elem=receiver.elem if receiver.kind is Kind.SEQ else None, dims=dims, scalar=dims == 0)
+    origin = replace(run.origin(node, what), moved=True)
+    return Value(kind, place, origin, cls=receiver.cls, elem=receiver.elem if receiver.kind is Kind.SEQ else None, dims=dims, scalar=dims == 0)
 
 
 def _type_target(run: Evaluation, arg: tuple[cst.CSTNode, Value], receiver: Value) -> Place:

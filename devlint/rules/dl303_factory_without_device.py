@@ -48,12 +48,16 @@ class FactoryWithoutDevice(Rule):
             if id(factory) in reported:
                 continue
             reported.add(id(factory))
-            param = split.other.value.place.name
+            place = split.other.value.place
+            other = code(self.ctx.module, split.other.expr)
+            # A parameter is in scope wherever the factory is: its device is the fix.
+            source = place.name if place.kind is PlaceKind.FOLLOWS and place.name else None
+            target = f"`device={source}.device`" if source else (f"`device={other}.device`" if other.isidentifier() else "the device of its other result")
             self.report(
                 factory,
                 f"`{code(self.ctx.module, factory)}` creates a CPU tensor (no `device=`) that `{split.function}()` returns where its "
-                f"other path returns a tensor on `{param}`'s device: create it with `device={param}.device`",
-                _fix(self.ctx, factory, param),
+                f"other path returns `{other}` {where(split.other, self.ctx.line_of)}: create it with {target}",
+                _fix(self.ctx, factory, source),
             )
 
     def _report_conflict(self, conflict: Conflict, factory: cst.CSTNode) -> None:
