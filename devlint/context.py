@@ -34,6 +34,7 @@ class _Pending:
     message: str
     fix: Fix | None
     related: tuple[tuple[cst.CSTNode, str], ...]
+    within: str | None = None  # dropped if every call of this function turns out guarded
 
 
 class FileContext:
@@ -115,7 +116,7 @@ class FileContext:
         """The file cannot run without a GPU whatever it is told (Triton, NCCL scripts)."""
         from devlint.analysis.gpu_only import gpu_only_by_construction
 
-        return gpu_only_by_construction(self.module, self.names)
+        return gpu_only_by_construction(self.module, self.names, self.imported)
 
     @cached_property
     def guards(self) -> "AcceleratorGuards":
@@ -125,10 +126,17 @@ class FileContext:
 
     # -- reporting ---------------------------------------------------------
     def report(
-        self, code: str, node: cst.CSTNode, message: str, fix: Fix | None = None, related: Sequence[tuple[cst.CSTNode, str]] = ()
+        self,
+        code: str,
+        node: cst.CSTNode,
+        message: str,
+        fix: Fix | None = None,
+        related: Sequence[tuple[cst.CSTNode, str]] = (),
+        within: str | None = None,
     ) -> None:
-        """`related`: the nodes the message names by line, each with what it says of them."""
-        self._pending.append(_Pending(code, node, message, fix, tuple(related)))
+        """`related`: the nodes the message names by line, each with what it says of them.
+        `within`: the function the finding is in, when its callers' guards answer for it."""
+        self._pending.append(_Pending(code, node, message, fix, tuple(related), within))
 
     def offsets(self, node: cst.CSTNode) -> tuple[int, int]:
         """Character offsets of a node in the file's text (for fixes)."""
@@ -159,6 +167,8 @@ class FileContext:
     def findings(self) -> list[Finding]:
         out = []
         for pending in self._pending:
+            if pending.within is not None and self.guards.callers_guard(pending.within):
+                continue
             rng = self._positions.range(pending.node)
             out.append(
                 Finding(

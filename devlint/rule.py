@@ -49,3 +49,9 @@ class Rule:
         self, node: cst.CSTNode, message: str, fix: Fix | None = None, related: Sequence[tuple[cst.CSTNode, str]] = ()
     ) -> None:
         self.ctx.report(self.code, node, message, fix, related)
+
+    def report_unless_guarded(self, node: cst.CSTNode, message: str, fix: Fix | None = None) -> None:
+        """Reports code that needs an accelerator, unless the function it is in runs only
+        behind a check at every place this file calls it."""
+        within = None if self.ctx.settings.strict else self.ctx.guards.callable
+        self.ctx.report(self.code, node, message, fix, (), within)

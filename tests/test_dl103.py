@@ -133,3 +133,154 @@ def test_what_counts_as_a_check() -> None:
             torch.cuda.synchronize()
     """
     assert positions(source, DL103) == [("DL103", 5, 5), ("DL103", 10, 9), ("DL103", 15, 12)]
+
+
+def test_a_function_called_only_behind_a_device_check() -> None:
+    # StyleGAN3's `_filtered_lrelu_cuda` and conv2d_gradfix: CUDA-only helpers, each reached only
+    # where the input is on CUDA; a helper with one unguarded call stays reported.
+    source = """
+    import torch
+
+
+    def _cuda_impl(x):
+        torch.cuda.synchronize()
+        return x
+
+
+    def _should_use_custom_op(x):
+        assert isinstance(x, torch.Tensor)
+        if not ENABLED:
+            return False
+        if x.device.type != "cuda":
+            return False
+        return True
+
+
+    def _conv_op(x):
+        return torch.cuda.get_device_capability(x.device)
+
+
+    def _timed(x):
+        torch.cuda.synchronize()
+
+
+    def run(x):
+        if x.device.type == "cuda":
+            x = _cuda_impl(x)
+        if _should_use_custom_op(x):
+            _conv_op(x)
+        if x.is_cuda:
+            _timed(x)
+        _timed(x)
+        return x
+    """
+    assert positions(source, DL103) == [("DL103", 23, 5)]
+
+
+def test_the_callers_guards_carry_through_a_chain_of_helpers() -> None:
+    source = """
+    import torch
+
+
+    def _name():
+        return torch.cuda.get_device_name()
+
+
+    def _build():
+        return _name()
+
+
+    def run(x):
+        if torch.cuda.is_available():
+            _build()
+    """
+    assert positions(source, DL103) == []
+
+
+def test_past_a_check_that_returns_for_other_devices() -> None:
+    source = """
+    import torch
+
+
+    def sync(x):
+        if x.device.type != "cuda":
+            return x
+        torch.cuda.synchronize()
+        return x
+
+
+    def move(x):
+        if x.device.type != "cuda":
+            torch.cuda.synchronize()
+        return x
+    """
+    assert positions(source, DL103) == [("DL103", 13, 9)]
+
+
+def test_code_that_takes_one_gpu_per_rank() -> None:
+    # StyleGAN3's training loop: `device = torch.device("cuda", rank)`, then CUDA events and streams.
+    source = """
+    import torch
+
+
+    def training_loop(rank=0):
+        start = torch.cuda.Event(enable_timing=True)
+        device = torch.device("cuda", rank)
+        torch.cuda.reset_peak_memory_stats()
+        end = torch.cuda.Event(enable_timing=True)
+    """
+    assert positions(source, DL103) == [("DL103", 5, 13)]
+
+
+def test_a_function_that_captures_a_cuda_graph() -> None:
+    # mamba's and gpt-fast's decoding: warm-up streams, then `torch.cuda.graph` capture.
+    source = """
+    import torch
+
+
+    def capture_graph(model, x):
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            y = model(x)
+        return graph
+
+
+    def decode(model, x):
+        torch.cuda.synchronize()
+    """
+    assert positions(source, DL103) == [("DL103", 14, 5)]
+
+
+def test_strict_reports_what_callers_guard() -> None:
+    source = """
+    import torch
+
+
+    def _sync():
+        torch.cuda.synchronize()
+
+
+    def run():
+        if torch.cuda.is_available():
+            _sync()
+    """
+    assert positions(source, Settings(select=("DL103",), strict=True)) == [("DL103", 5, 5)]
+
+
+def test_a_name_that_merely_contains_a_device_word_is_no_check() -> None:
+    # tortoise-tts: `if voice_samples is not None:` is no MPS check ("sa-mps").
+    source = """
+    import torch
+
+
+    def run(voice_samples, has_mps, use_xpu):
+        if voice_samples is not None:
+            torch.cuda.synchronize()
+        if has_mps:
+            torch.cuda.synchronize()
+        if use_xpu:
+            torch.cuda.synchronize()
+    """
+    assert positions(source, DL103) == [("DL103", 6, 9)]

@@ -80,6 +80,26 @@ def test_downloads_that_call_torch_load_need_a_map_location_too() -> None:
     ) == [("DL501", 3, 9), ("DL501", 4, 9)]
 
 
+def test_pytorch_published_weights_are_cpu_tensors() -> None:
+    # ControlNet's MLSD and the many vendored copies of torchvision's resnet.py: torchvision
+    # itself loads these files without map_location.
+    assert positions(
+        """
+        import torch
+        from torch.utils import model_zoo
+        model_urls = {
+            "resnet18": "https://download.pytorch.org/models/resnet18-5c106cde.pth",
+            "resnet50": "https://download.pytorch.org/models/resnet50-19c8e357.pth",
+        }
+        mixed = {"mine": "https://example.com/w.pth", "resnet18": "https://download.pytorch.org/models/resnet18-5c106cde.pth"}
+        a = model_zoo.load_url("https://download.pytorch.org/models/mobilenet_v2-b0353104.pth")
+        b = model_zoo.load_url(model_urls["resnet18"])
+        c = torch.hub.load_state_dict_from_url(mixed["mine"])
+        d = torch.load("https://download.pytorch.org/models/x.pth")
+        """
+    ) == [("DL501", 10, 5), ("DL501", 11, 5)]
+
+
 def test_same_script_checkpoint_is_not_reported() -> None:
     assert positions(
         """
@@ -136,6 +156,23 @@ def test_a_checkpoint_in_a_temporary_directory_is_not_reported_but_one_from_else
             return torch.load(save_path)
         """
     ) == [("DL501", 23, 12)]
+
+
+def test_a_temporary_file_was_written_by_this_process() -> None:
+    # sam2's broadcast_object: the bytes a peer rank sent, spooled to an anonymous temporary file.
+    assert positions(
+        """
+        import tempfile
+        import torch
+
+
+        def receive(data):
+            with tempfile.TemporaryFile("r+b") as f:
+                f.write(data)
+                f.seek(0)
+                return torch.load(f)
+        """
+    ) == []
 
 
 def test_only_a_path_built_from_a_temporary_directory_counts() -> None:

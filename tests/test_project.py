@@ -104,3 +104,29 @@ def test_editing_a_base_class_rechecks_exactly_its_importers(tmp_path: Path, mon
     assert [r.findings for r in edited] == [r.findings for r in cold]
     # No longer a Module: its tensor is a plain one, which meets the caller's input (DL303).
     assert [f.code for r in edited for f in r.findings] == ["DL303", "DL301"]
+
+
+def test_a_file_importing_a_triton_kernel_of_the_project_is_gpu_only(tmp_path: Path) -> None:
+    # mamba's tests of its Triton kernels, Liger-Kernel's: `device = "cuda"` there is by design.
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "kernels").mkdir()
+    (tmp_path / "kernels" / "__init__.py").write_text("")
+    (tmp_path / "kernels" / "norm.py").write_text("import torch\nimport triton\n\n\ndef rms_norm(x):\n    return x\n")
+    (tmp_path / "kernels" / "ref.py").write_text("import torch\n\n\ndef rms_norm_ref(x):\n    return x\n")
+    (tmp_path / "test_norm.py").write_text(
+        "import torch\nfrom kernels.norm import rms_norm\n\n\ndef test_norm():\n"
+        "    device = 'cuda'\n    assert rms_norm(torch.ones(3, device=device)) is not None\n"
+    )
+    (tmp_path / "test_ref.py").write_text(
+        "import torch\nfrom kernels.ref import rms_norm_ref\n\n\ndef test_ref():\n"
+        "    device = 'cuda'\n    assert rms_norm_ref(torch.ones(3, device=device)) is not None\n"
+    )
+    (tmp_path / "test_lazy.py").write_text(
+        "import torch\n\n\ndef test_norm():\n    from kernels.norm import rms_norm\n"
+        "    device = 'cuda'\n    assert rms_norm(torch.ones(3, device=device)) is not None\n"
+    )
+    lines = run("--quiet", str(tmp_path)).splitlines()
+    assert [line.split(" ", 2)[:2] for line in lines] == [
+        [f"{tmp_path / 'test_lazy.py'}:6:14:", "DL102"],
+        [f"{tmp_path / 'test_ref.py'}:6:14:", "DL102"],
+    ]

@@ -376,3 +376,36 @@ def test_a_bool_parameter_makes_a_0_dim_tensor() -> None:
         return mean + scale * std * noise
     """
     assert findings(source) == [("DL303", 6, 13)]
+
+
+def test_callers_on_different_devices_leave_a_helper_device_agnostic() -> None:
+    # StyleGAN3's metrics: `sinc()` is called with a CPU grid in one place and the device's in
+    # another; each call's result is where its argument is.
+    source = """
+    import numpy as np
+    import torch
+
+
+    def sinc(x):
+        y = (x * np.pi).abs()
+        z = torch.sin(y) / y.clamp(1e-30, float('inf'))
+        return torch.where(y < 1e-30, torch.ones_like(x), z)
+
+
+    def lanczos_window(x, a):
+        x = x.abs() / a
+        return torch.where(x < 1, sinc(x), torch.zeros_like(x))
+
+
+    def on_device(device):
+        return sinc(torch.arange(4, device=device))
+
+
+    def on_cpu():
+        return lanczos_window(torch.arange(4), 2)
+
+
+    def mixed(device):
+        return sinc(torch.arange(4)) + on_device(device)
+    """
+    assert findings(source) == [("DL301", 25, 12)]

@@ -23,7 +23,7 @@ import libcst as cst
 
 from devlint.analysis import facts as F
 from devlint.analysis.events import Conflict, DiscardedMove, NumpyOnDevice, SplitReturn
-from devlint.analysis.facts import CPU, Kind, Origin, Place, PlaceKind, Value
+from devlint.analysis.facts import CPU, Kind, Origin, Place, PlaceKind, Value, conflicting
 from devlint.analysis.environment import Env
 from devlint.analysis.interpreter import FunctionRun, function_body
 from devlint.analysis.imported import NO_FACTS, ImportedFacts
@@ -297,7 +297,18 @@ class Solver:
     def _call(self, key: str, params: dict[str, Value]) -> None:
         facts = self._next_params.setdefault(key, {})
         for name, value in params.items():
-            facts[name] = F.join(facts[name], value) if name in facts else value
+            old = facts.get(name)
+            if old is None:
+                facts[name] = value
+            elif old.place == Place(PlaceKind.FOLLOWS, name):
+                continue  # callers already disagree: nothing a further call adds
+            elif conflicting(old.place, value.place):
+                # One caller passes a CPU tensor, another one on the device: the function works
+                # on either, where each caller's input is (not on "a device" both would share).
+                kind = old.kind if old.kind is value.kind else Kind.UNKNOWN
+                facts[name] = Value(kind, Place(PlaceKind.FOLLOWS, name))
+            else:
+                facts[name] = F.join(old, value)
         facts.setdefault("<calls>", F.SCALAR)
 
     def note_return(self, key: str, value: Value) -> None:

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from collections.abc import Collection, Iterable
+
 from devlint.analysis.guards import string_value
+from devlint.analysis.imported import NO_FACTS, ImportedFacts
 from devlint.names import ImportTable
 from devlint.tree import descendants
 
@@ -19,8 +22,16 @@ _PROCESS_GROUP = frozenset({"torch.distributed.init_process_group"})
 _GPU_ONLY_LIBRARIES = ("triton",)  # compiles kernels for GPUs only
 
 
-def gpu_only_by_construction(module: cst.Module, names: ImportTable) -> bool:
-    if any(target == library or target.startswith(f"{library}.") for target in names.bindings.values() for library in _GPU_ONLY_LIBRARIES):
+def imports_gpu_only_library(targets: Iterable[str]) -> bool:
+    return any(target == library or target.startswith(f"{library}.") for target in targets for library in _GPU_ONLY_LIBRARIES)
+
+
+def gpu_only_by_construction(module: cst.Module, names: ImportTable, imported: ImportedFacts = NO_FACTS) -> bool:
+    """Also GPU-only: a file that imports, unconditionally, from a project file that is (the
+    tests and benchmarks of a Triton kernel library)."""
+    if imports_gpu_only_library(names.bindings.values()):
+        return True
+    if imported.gpu_only and _imports_unconditionally(module, names, imported.gpu_only.keys()):
         return True
     for node in descendants(module):
         if type(node) is not cst.Call:
@@ -28,4 +39,23 @@ def gpu_only_by_construction(module: cst.Module, names: ImportTable) -> bool:
         qualified = names.qualify(node.func)  # type: ignore[attr-defined]
         if qualified in _PROCESS_GROUP and any(string_value(arg.value) == "nccl" for arg in node.args):  # type: ignore[attr-defined]
             return True
+    return False
+
+
+def _imports_unconditionally(module: cst.Module, names: ImportTable, targets: Collection[str]) -> bool:
+    """A top-level import statement (not under `try:` or `if`) binds one of `targets`."""
+    for stmt in module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
+                for alias in small.names:
+                    local = alias.asname.name if alias.asname is not None else alias.name
+                    bound = local.value if isinstance(local, cst.Name) else None
+                    if isinstance(small, cst.Import) and alias.asname is None:
+                        bound = None  # `import pkg.kernels`: binds `pkg`; the module is its own target
+                        if (dotted := names.qualify(alias.name)) is not None and dotted in targets:
+                            return True
+                    if bound is not None and names.bindings.get(bound) in targets:
+                        return True
     return False

@@ -10,6 +10,7 @@ rules, so `guarded` is current when a rule visits a node.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -22,11 +23,13 @@ from devlint.tree import descendants
 if TYPE_CHECKING:
     from devlint.context import FileContext
 
-_FLAG_WORDS = ("cuda", "gpu", "mps", "accelerat", "xpu")
-# Too short to match inside a word (`input` holds "npu"): matched as a whole `_` part.
-_FLAG_PARTS = frozenset({"npu", "hpu", "mtia", "xla", "tpu"})
+_FLAG_WORDS = ("cuda", "gpu", "accelerat")
+# Too short to match inside a word (`input` holds "npu", `voice_samples` "mps"): matched as a whole `_` part.
+_FLAG_PARTS = frozenset({"mps", "xpu", "npu", "hpu", "mtia", "xla", "tpu"})
 _DEVICE_STRINGS = ACCELERATOR_TYPES | CPU_TYPES
 # Entering these fails without CUDA: their bodies only ever run on a GPU machine.
+_GRAPH_CAPTURE = frozenset({"torch.cuda.CUDAGraph", "torch.cuda.graph", "torch.cuda.graphs.graph", "torch.cuda.make_graphed_callables"})
+_GRAPH_WORDS = ("CUDAGraph", "graph(", "make_graphed_callables")
 _GPU_ONLY_CONTEXTS = frozenset({"torch.cuda.device", "torch.cuda.stream", "torch.cuda.graph", "torch.cuda.graphs.graph", "torch.cuda.device_of"})
 
 
@@ -65,7 +68,24 @@ def device_type_of_string(value: str) -> str | None:
     return kind if kind in _DEVICE_STRINGS and value.strip() == value else None
 
 
+@dataclass(frozen=True)
+class _CallSite:
+    callee: str  # `helper`, `Model.helper` (called as `self.helper`)
+    caller: str | None  # the function the call is in (None: module level)
+    guarded: bool  # under a check where it is
+    conditions: frozenset[str]  # this file's functions called in the tests of the `if`s around it
+
+
 class AcceleratorGuards:
+    """Tracks, during the walk, whether the current node runs only where an accelerator is.
+
+    A function can also be guarded by its callers: `_filtered_lrelu_cuda()` runs only
+    behind `if x.device.type == "cuda":` at every place the file calls it. That is known
+    only at the end of the walk (a helper is often defined before its callers), so a rule
+    reports with `within=guards.callable` and the finding is dropped if `callers_guard`
+    holds for it then.
+    """
+
     def __init__(self, ctx: "FileContext") -> None:
         self.ctx = ctx
         self.flags: set[str] = set()
@@ -77,10 +97,49 @@ class AcceleratorGuards:
         self._if_stack: list[tuple[bool, bool]] = []  # (body guarded, orelse guarded)
         # Per function, innermost last: parameters defaulting to True (`need_cuda=True`).
         self._switches: list[frozenset[str]] = [frozenset()]
+        self._callables: list[str] = []  # the function being walked (its outermost definition), repeated per nesting
+        self._classes: list[str] = []
+        self._conditions: list[frozenset[str]] = []  # calls in the tests of the enclosing guarded branches
+        self._sites: list[_CallSite] = []
+        self._checks: set[str] = set()  # this file's functions that return true only where an accelerator is
+        self._callers_guard: frozenset[str] | None = None
+        self._graph_text: bool | None = None
 
     @property
     def guarded(self) -> bool:
         return self._depth > 0 or sum(self._block_guards) > 0
+
+    @property
+    def callable(self) -> str | None:
+        """The outermost function (or `Class.method`) the walk is in."""
+        return self._callables[0] if self._callables else None
+
+    def callers_guard(self, key: str) -> bool:
+        """Every call of `key` in this file (one at least) is under a check, or in a function
+        whose callers all are: past the walk, the function only runs where an accelerator is.
+
+        A function used elsewhere too (imported, passed as a callback) may be reached
+        unguarded; the file cannot tell, so these are the calls it shows.
+        """
+        if self._callers_guard is None:
+            self._callers_guard = self._settle()
+        return key in self._callers_guard
+
+    def _settle(self) -> frozenset[str]:
+        by_callee: dict[str, list[_CallSite]] = {}
+        for site in self._sites:
+            by_callee.setdefault(site.callee, []).append(site)
+        guarded: set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for callee, sites in by_callee.items():
+                if callee in guarded:
+                    continue
+                if all(site.guarded or not site.conditions.isdisjoint(self._checks) or site.caller in guarded for site in sites):
+                    guarded.add(callee)
+                    changed = True
+        return frozenset(guarded)
 
     # -- what counts as a guard --------------------------------------------
     def mentions_accelerator_check(self, expr: cst.BaseExpression) -> bool:
@@ -99,6 +158,8 @@ class AcceleratorGuards:
                 qualified = self.ctx.qualify(func)
                 if qualified in AVAILABILITY_CALLS or qualified in AVAILABILITY_HELPERS:
                     return True
+                if self._callee(func) in self._checks:
+                    return True  # `if _should_use_custom_op(x):`, defined above
             elif kind is cst.Comparison:
                 operands = [node.left, *(target.comparator for target in node.comparisons)]  # type: ignore[attr-defined]
                 if any((value := string_value(op)) is not None and device_type_of_string(value) for op in operands):
@@ -124,6 +185,12 @@ class AcceleratorGuards:
                 return False
             prefix = prefix.rsplit(".", 1)[0]
 
+    def _per_rank_cuda_device(self, value: cst.BaseExpression) -> bool:
+        if not (isinstance(value, cst.Call) and self.ctx.qualify(value.func) == "torch.device" and len(value.args) == 2):
+            return False
+        kind = string_value(value.args[0].value)
+        return kind is not None and device_type_of_string(kind) == "cuda" and not isinstance(value.args[1].value, cst.Integer)
+
     def _split(self, test: cst.BaseExpression) -> tuple[bool, bool]:
         """Which branch of an `if test` is guarded: (body, orelse)."""
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
@@ -144,10 +211,18 @@ class AcceleratorGuards:
                     return False, True
                 if isinstance(op, cst.NotEqual):
                     return True, False
+            if any(v is not None and device_type_of_string(v) not in (None, "cpu") for v in values):
+                # `if x.device.type != "cuda": return x`: past it (in its else), CUDA is there.
+                if isinstance(op, (cst.NotEqual, cst.IsNot)):
+                    return False, True
         return self.mentions_accelerator_check(test), False
 
     # -- tracking during the walk ------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
+        if self._per_rank_cuda_device(node.value):
+            # `device = torch.device("cuda", rank)`: one GPU per process, code that is GPU-only by
+            # design (DL102 says so of the literal); the rest of the block assumes CUDA too.
+            self._block_guards[-1] += 1
         names = [dotted_name(target.target) for target in node.targets]
         if "pytestmark" in names and self.mentions_accelerator_check(node.value):
             # A test module skipped without CUDA runs only where CUDA is.
@@ -178,10 +253,36 @@ class AcceleratorGuards:
     def visit_If_body(self, node: cst.If) -> None:
         if self._if_stack[-1][0]:
             self._depth += 1
+        self._conditions.append(self._called(node.test) if isinstance(node, (cst.If, cst.IfExp)) else frozenset())
 
     def leave_If_body(self, node: cst.If) -> None:
         if self._if_stack[-1][0]:
             self._depth -= 1
+        self._conditions.pop()
+
+    def _called(self, test: cst.BaseExpression) -> frozenset[str]:
+        """This file's functions a test calls where its truth needs theirs (`a and f(x)`, not `not f(x)`)."""
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            return self._called(test.left) | self._called(test.right)
+        if isinstance(test, cst.Call):
+            callee = self._callee(test.func)
+            return frozenset({callee}) if callee else frozenset()
+        return frozenset()
+
+    def _callee(self, func: cst.BaseExpression) -> str | None:
+        """The key of a function of this file a call names: `helper(...)`, `self.helper(...)`."""
+        if type(func) is cst.Name:
+            return func.value  # type: ignore[attr-defined, no-any-return]
+        if type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value in ("self", "cls") and self._classes:  # type: ignore[attr-defined]
+            return f"{self._classes[0]}.{func.attr.value}"  # type: ignore[attr-defined]
+        return None
+
+    def visit_Call(self, node: cst.Call) -> None:
+        callee = self._callee(node.func)
+        if callee is None or callee == self.callable:
+            return
+        conditions = frozenset().union(*self._conditions) if self._conditions else frozenset()
+        self._sites.append(_CallSite(callee, self.callable, self.guarded, conditions))
 
     def visit_If_orelse(self, node: cst.If) -> None:
         if self._if_stack[-1][1]:
@@ -263,13 +364,21 @@ class AcceleratorGuards:
         return False
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if self._callables:
+            self._callables.append(self._callables[0])
+        else:
+            key = f"{self._classes[0]}.{node.name.value}" if len(self._classes) == 1 else node.name.value
+            self._callables.append(key)
+            if self._is_check(node):
+                self._checks.add(key)
         params = node.params
         self._switches.append(frozenset(
             p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
             if isinstance(p.default, cst.Name) and p.default.value == "True"
         ))
-        # A test marked to skip without CUDA states its hardware needs.
-        guarded = self._decorated_guard(node)
+        # A test marked to skip without CUDA states its hardware needs; a function that
+        # captures a CUDA graph is CUDA-only by what it does.
+        guarded = self._decorated_guard(node) or self._captures_cuda_graph(node)
         self._if_stack.append((guarded, False))
         self.visit_If_body(node)  # type: ignore[arg-type]
 
@@ -277,14 +386,54 @@ class AcceleratorGuards:
         self.leave_If_body(original_node)  # type: ignore[arg-type]
         self._if_stack.pop()
         self._switches.pop()
+        self._callables.pop()
+
+    def _captures_cuda_graph(self, node: cst.FunctionDef) -> bool:
+        if self._graph_text is None:
+            self._graph_text = any(word in self.ctx.text for word in _GRAPH_WORDS)
+        if not self._graph_text or len(self._callables) > 1:
+            return False  # most files never name a graph: no need to look into every function
+        for inner in descendants(node.body):
+            if type(inner) is cst.Call and self.ctx.qualify(inner.func) in _GRAPH_CAPTURE:  # type: ignore[attr-defined]
+                return True
+        return False
+
+    def _is_check(self, node: cst.FunctionDef) -> bool:
+        """Returns true only where an accelerator is: `if x.device.type != "cuda": return False`
+        before any other return, or `return x.is_cuda and ...` at the end."""
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        for stmt in body:
+            if isinstance(stmt, cst.If) and stmt.orelse is None and _returns_false(stmt.body):
+                if self._split(stmt.test) == (False, True):
+                    return True
+                continue  # `if not enabled: return False`: another reason to say no
+            if not isinstance(stmt, cst.SimpleStatementLine) or any(isinstance(small, cst.Return) for small in stmt.body):
+                break  # a statement that may return true first (compound statements are not looked into)
+        last = body[-1] if body else None
+        if isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[0], cst.Return) and last.body[0].value is not None:
+            return self._split(last.body[0].value)[0]
+        return False
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._classes.append(node.name.value)
         self._if_stack.append((self._decorated_guard(node), False))
         self.visit_If_body(node)  # type: ignore[arg-type]
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self.leave_If_body(original_node)  # type: ignore[arg-type]
         self._if_stack.pop()
+        self._classes.pop()
+
+
+def _returns_false(block: cst.BaseSuite) -> bool:
+    """`return False` / `return` / `return None`: the block answers "no"."""
+    if not isinstance(block, cst.IndentedBlock) or len(block.body) != 1:
+        return False
+    stmt = block.body[0]
+    if not (isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Return)):
+        return False
+    value = stmt.body[0].value
+    return value is None or isinstance(value, cst.Name) and value.value in ("False", "None")
 
 
 def _exits(block: cst.BaseSuite) -> bool:

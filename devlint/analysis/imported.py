@@ -39,9 +39,11 @@ class ImportedFacts:
     classes: dict[str, ImportedClass] = field(default_factory=dict)
     functions: dict[str, ImportedFunction] = field(default_factory=dict)
     variables: dict[str, ImportedVariable] = field(default_factory=dict)
+    # Names imported from a file that is GPU-only by construction (its Triton kernels), with where.
+    gpu_only: dict[str, str] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
-        return bool(self.classes or self.functions or self.variables)
+        return bool(self.classes or self.functions or self.variables or self.gpu_only)
 
     def digest(self) -> str:
         """Changes exactly when what the file sees of the project changes (the cache's key)."""

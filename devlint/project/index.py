@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from devlint.analysis.imported import ImportedClass, ImportedFacts, ImportedFunction, ImportedVariable
+from devlint.analysis.gpu_only import imports_gpu_only_library
 from devlint.analysis.summary import ModuleSummary
 from devlint.analysis.torchapi import is_torch_module_class
 from devlint.analysis.torchapi.frameworks import DATASET_BASES, MODULE_BASES
@@ -46,6 +47,8 @@ class ProjectIndex:
             if found is None:
                 continue
             where, summary, member = found
+            if imports_gpu_only_library(summary.imports.values()):
+                facts.gpu_only[qualified] = summary.path
             if member is None:
                 # A module: `import pkg.utils as U`, then `U.make_mask(...)`.
                 for name in (*summary.classes, *summary.functions, *summary.variables):
@@ -93,7 +96,9 @@ class ProjectIndex:
             if target is not None and hops < _MAX_HOPS:
                 # Re-exported: `from .base import Aggregation` in a package's `__init__.py`.
                 return self._resolve(target, _roots(path.parent), hops + 1)
-            return None
+            # A member the summary tells nothing of (a helper whose result follows its inputs):
+            # still a name from that file, which may be GPU-only.
+            return path, summary, name
         return None
 
     def _is_module(self, path: Path, name: str, hops: int) -> bool:
@@ -125,7 +130,7 @@ def significant(facts: ImportedFacts) -> bool:
     """Would these facts change what the file's own analysis found? Module and dataset classes,
     device variables, and helpers that return something on a known device or a module do;
     a helper whose result follows its argument only refines a re-check made anyway."""
-    if facts.classes or facts.variables:
+    if facts.classes or facts.variables or facts.gpu_only:
         return True
     return any(f.returns.known or f.returns.kind == "module" for f in facts.functions.values())
 

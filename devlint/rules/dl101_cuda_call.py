@@ -73,7 +73,7 @@ class CudaCall(Rule):
             )
         device = device_in_scope(self.ctx, first)
         fix = cuda_to_device(self.ctx, calls, device) if device is not None else None
-        self.report(first, message, fix)
+        self.report_unless_guarded(first, message, fix)
 
 
 def _snippet(code: str, limit: int = 60) -> str:

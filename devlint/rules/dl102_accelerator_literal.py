@@ -105,7 +105,7 @@ class AcceleratorLiteral(Rule):
             return
         self._reported.add(id(node))
         text = _snippet(self.ctx.module.code_for_node(node))
-        self.report(
+        self.report_unless_guarded(
             node,
             f"`{text}` {where} hardcodes an accelerator and fails on machines without one; "
             "select the device at run time (`\"cuda\" if torch.cuda.is_available() else \"cpu\"`) and pass it in",

@@ -57,7 +57,7 @@ class CudaRuntimeCall(Rule):
             # ordinals that only multi-GPU wrappers read.
             return
         call = " ".join(self.ctx.module.code_for_node(node.func).split())
-        self.report(
+        self.report_unless_guarded(
             node,
             f"`{call}()` raises on a machine without CUDA (a laptop, a Mac, CPU-only CI); "
             "run it only where CUDA is (`if torch.cuda.is_available():`) or only for a CUDA device (`if device.type == \"cuda\":`)",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devlint.analysis.guards import string_value
 from devlint.analysis.torchapi import DOWNLOAD_LOADS, LOAD_FUNCTIONS, SAVE_FUNCTIONS
 from devlint.names import dotted_name
 from devlint.tree import descendants
@@ -14,11 +15,17 @@ from devlint.rule import Rule
 # pytest's temporary-directory fixtures and the names tests give `TemporaryDirectory()`.
 _TEMPORARY_NAMES = frozenset({"tmp_path", "tmpdir", "tmp_path_factory", "tmpdirname", "tmp_dir", "temp_dir"})
 # A fresh directory of this run's own (not `gettempdir()`, where downloads are cached too).
-_TEMPORARY_CALLS = frozenset({"tempfile.TemporaryDirectory", "tempfile.mkdtemp", "tempfile.NamedTemporaryFile"})
+_TEMPORARY_CALLS = frozenset(
+    {"tempfile.TemporaryDirectory", "tempfile.mkdtemp", "tempfile.NamedTemporaryFile", "tempfile.TemporaryFile", "tempfile.SpooledTemporaryFile"}
+)
 _PATH_BUILDERS = frozenset(
     {"os.path.join", "os.fspath", "os.path.abspath", "pathlib.Path", "pathlib.PurePath", "str", "Path"}
 )
 
+
+# PyTorch's own published weights (torchvision's `model_urls`) are saved from CPU tensors:
+# torchvision itself loads them without `map_location`.
+_CPU_PUBLISHED = ("https://download.pytorch.org/models/", "http://download.pytorch.org/models/")
 
 # Where `map_location` stands among the positional arguments: `torch.load(f, map_location)`,
 # `load_state_dict_from_url(url, model_dir, map_location)`.
@@ -41,7 +48,9 @@ class LoadWithoutMapLocation(Rule):
     call `torch.load` on the downloaded file and are reported the same way.
     Whether the file names an accelerator says nothing here: the checkpoint
     was saved elsewhere (released weights, a run resumed on another machine).
-    A load of a checkpoint the same script saved (same path expression, also
+    PyTorch's own published weights (a `https://download.pytorch.org/models/`
+    URL, or a module-level table of them such as torchvision's `model_urls`)
+    are not reported: they are saved from CPU tensors. A load of a checkpoint the same script saved (same path expression, also
     through `with open(path) as f`), and a load from a temporary directory
     (pytest's `tmp_path`, `tempfile.TemporaryDirectory()`) are not reported:
     that file was written on the machine reading it.
@@ -111,6 +120,17 @@ class LoadWithoutMapLocation(Rule):
                 return self._temporary_path(expr.func.value)
         return False
 
+    def _published_by_pytorch(self, expr: cst.BaseExpression) -> bool:
+        """`"https://download.pytorch.org/models/resnet50-....pth"`, or `model_urls["resnet50"]`
+        from a module-level table of such URLs."""
+        text = string_value(expr)
+        if text is not None:
+            return text.startswith(_CPU_PUBLISHED)
+        if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name):
+            table = _module_table(self.ctx.module, expr.value.value)
+            return table is not None and bool(table) and all(url.startswith(_CPU_PUBLISHED) for url in table)
+        return False
+
     def _text(self, expr: cst.BaseExpression) -> str:
         name = dotted_name(expr)
         if name is not None and name in self._opened:
@@ -137,6 +157,8 @@ class LoadWithoutMapLocation(Rule):
             return
         if node.args and not node.args[0].keyword and self._temporary_path(node.args[0].value):
             return
+        if qualified in DOWNLOAD_LOADS and node.args and self._published_by_pytorch(node.args[0].value):
+            return
         call = self.ctx.module.code_for_node(node.func)
         self.report(
             node,
@@ -144,6 +166,20 @@ class LoadWithoutMapLocation(Rule):
             "pass `map_location=device` (or `map_location=\"cpu\"`)",
             add_map_location(self.ctx, node),
         )
+
+
+def _module_table(module: cst.Module, name: str) -> list[str] | None:
+    """The string values of a module-level `name = {...}` dict literal (None: not one)."""
+    for stmt in module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name for t in small.targets):
+                if not isinstance(small.value, cst.Dict):
+                    return None
+                values = [string_value(element.value) for element in small.value.elements if isinstance(element, cst.DictElement)]
+                return None if None in values else values  # type: ignore[return-value]
+    return None
 
 
 def _saved_paths_in(rule: LoadWithoutMapLocation) -> set[str]:
