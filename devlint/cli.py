@@ -50,7 +50,7 @@ _SELECTOR_HELP = "Comma-separated rule codes or prefixes{}; repeat the option to
 
 
 @main.command()
-@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path, readable=False))  # unreadable: DL000, not a usage error
 @click.option("--select", multiple=True, help=_SELECTOR_HELP.format(" to enable (replaces the defaults)"))
 @click.option("--ignore", multiple=True, help=_SELECTOR_HELP.format(" to disable"))
 @click.option("--extend-select", multiple=True, help=_SELECTOR_HELP.format(" to enable on top of the selection"))
@@ -135,7 +135,7 @@ def check(
     no_color: bool,
 ) -> None:
     """Check PATHS (default: the current folder) for device bugs."""
-    from devlint.engine import check_bytes, check_files, selected_rules
+    from devlint.engine import check_bytes, check_files, selected_rules, unreadable
     from devlint.reporters import ReportOptions
 
     if add_noqa and (fix or diff):
@@ -185,7 +185,7 @@ def check(
         if not entries and not quiet:
             _warn(NO_FILES_WARNING)
         return
-    if stdin_filename is None and not entries and not quiet:
+    if stdin_filename is None and not entries and not finder.unreadable and not quiet:
         _warn(NO_FILES_WARNING)
 
     options = ReportOptions(unsafe_fixes=unsafe_fixes, show_fixes=show_fixes)
@@ -212,6 +212,7 @@ def check(
 
             cache = Caches()
         results = check_files(entries, Settings(), jobs=jobs, keep_source=want_fixes or add_noqa, cache=cache)
+        results += [unreadable(path, str(path), settings, error) for path, settings, error in finder.unreadable]
 
     if add_noqa:
         _add_noqa(results, quiet)

@@ -27,6 +27,7 @@ from devlint.elision import elide_data_tables
 from devlint.finding import Finding, Position, with_edit_positions
 from devlint.parsing import parse_module
 from devlint.positions import line_starts
+from devlint.reading import NotRegularFile, read_regular
 from devlint.rule import Rule
 from devlint.rules import ENGINE_CODES, all_infos, all_rules
 from devlint.source import SourceText, UnreadableSource, decode, libcst_syntax_message, python_verdict, too_large
@@ -180,14 +181,23 @@ def analyse_text(
 
 
 def check_file(path: Path, display: str, settings: Settings, keep_source: bool = False, place: FilePlace = NOWHERE_IN_PARTICULAR) -> FileResult:
-    result = FileResult(display)
     enabled, rule_types = selected_rules(settings)
     try:
-        data = path.read_bytes() if display != "-" else sys.stdin.buffer.read()
+        data = read_regular(path)[0] if display != "-" else sys.stdin.buffer.read()
     except OSError as error:
-        result.findings = [_input_error(display, f"cannot read file: {error.strerror or error}")]
-        return _filtered(result, enabled, settings, path, None)
+        return unreadable(path, display, settings, error)
     return check_bytes(data, path, display, settings, keep_source, enabled, rule_types, place)
+
+
+def unreadable(path: Path, display: str, settings: Settings, error: OSError) -> FileResult:
+    """The result of a path that could not be read: one DL000 naming why (filtered like any finding)."""
+    if isinstance(error, NotRegularFile):
+        message = f"not a regular file ({error.kind}): devlint reads only regular files"
+    else:
+        what = "folder" if os.path.isdir(path) else "file"
+        message = f"cannot read {what}: {error.strerror or error}"
+    result = FileResult(display, [_input_error(display, message)])
+    return _filtered(result, selected_rules(settings)[0], settings, path, None)
 
 
 def check_bytes(
@@ -297,10 +307,9 @@ def _check_one(args: _Task) -> _Checked:
     from devlint.cache import content_hash, stat_key
 
     try:
-        st = os.stat(path)
-        data = path.read_bytes()
-    except OSError:
-        return check_file(path, display, settings, keep_source, place), None, None
+        data, st = read_regular(path)
+    except OSError as error:
+        return unreadable(path, display, settings, error), None, None
     return check_bytes(data, path, display, settings, keep_source, place=place), content_hash(data), stat_key(st)
 
 

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import socket
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -13,6 +17,7 @@ from click.testing import CliRunner
 import devlint.engine as engine
 from devlint.cli import main
 from devlint.config import Settings
+from unprivileged import SKIP_REASON, unprivileged_prefix
 
 GOOD = 'import torch\nx = torch.zeros(1).cuda()\n'  # one DL101 at 2:5: proves the other file was checked
 
@@ -39,6 +44,35 @@ def assert_reported(bad: str, line: int, column: int, message: str, *paths: str)
     assert ("good.py", "DL101", 2, 5) in [record[:4] for record in records]
     for record in records:
         assert "\n" not in record[4]
+
+
+# Runs that could hang (a FIFO blocks its reader until a writer comes, /dev/zero never ends) or
+# exhaust memory are subprocesses with a time limit: a regression fails instead of hanging the suite.
+RUN_LIMIT_S = 60
+
+
+def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "devlint", "check", "--output-format", "json", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=RUN_LIMIT_S,
+    )
+
+
+def records_of(process: subprocess.CompletedProcess[str]) -> list[tuple[str, str, int, int, str]]:
+    assert "Traceback" not in process.stderr
+    return [(r["path"], r["code"], r["line"], r["column"], r["message"]) for r in json.loads(process.stdout)]
+
+
+GOOD_RECORD = (
+    "good.py",
+    "DL101",
+    2,
+    5,
+    "`torch.zeros(1).cuda()` hardcodes a CUDA GPU and fails on machines without one; use `.to(device)` with a selected device",
+)
 
 
 def test_syntax_error(folder: Path) -> None:
@@ -155,14 +189,14 @@ def test_unreadable_file(folder: Path) -> None:
 
 def test_unreadable_file_as_root(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Runs everywhere (root included): an OSError on read is the same DL000 line."""
-    original = Path.read_bytes
+    original = os.open
 
-    def refuse(self: Path) -> bytes:
-        if self.name == "secret.py":
-            raise PermissionError(13, "Permission denied")
-        return original(self)
+    def refuse(path: str, flags: int, *args: int, **kwargs: int) -> int:
+        if os.fsdecode(path).endswith("secret.py"):
+            raise PermissionError(13, "Permission denied", path)
+        return original(path, flags, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "read_bytes", refuse)
+    monkeypatch.setattr(os, "open", refuse)
     (folder / "secret.py").write_text(GOOD)
     assert_reported("secret.py", 1, 1, "cannot read file: Permission denied")
 
@@ -215,3 +249,148 @@ def test_worker_crash_loses_only_that_file(tmp_path: Path, monkeypatch: pytest.M
     assert summary == [(name, ["DL999"] if name == "m05.py" else ["DL101"]) for _, name in files]
     crash = results[5].findings[0]
     assert crash.message == "the devlint worker process checking this file died (a crash or out of memory); please report it"
+
+
+# -- special files: only regular files are read ----------------------------------------------------
+special = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+
+
+@special
+def test_fifo_named_explicitly_is_one_finding(folder: Path) -> None:
+    os.mkfifo(folder / "y.py")
+    process = run_cli("--no-cache", "y.py", "good.py", cwd=folder)
+    assert process.returncode == 1
+    assert records_of(process) == [
+        GOOD_RECORD,
+        ("y.py", "DL000", 1, 1, "not a regular file (a named pipe): devlint reads only regular files"),
+    ]
+
+
+@special
+def test_fifo_alone(folder: Path) -> None:
+    os.mkfifo(folder / "y.py")
+    process = run_cli("--no-cache", "y.py", cwd=folder)
+    assert (process.returncode, records_of(process)) == (
+        1,
+        [("y.py", "DL000", 1, 1, "not a regular file (a named pipe): devlint reads only regular files")],
+    )
+
+
+@special
+def test_special_files_in_a_tree_are_skipped(folder: Path) -> None:
+    os.mkfifo(folder / "y.py")
+    (folder / "zero.py").symlink_to("/dev/zero")
+    (folder / "sub").mkdir()
+    os.mkfifo(folder / "sub" / ".gitignore")  # never read: it would block the walk
+    (folder / "sub" / "m.py").write_text(GOOD)
+    process = run_cli("--no-cache", ".", cwd=folder)
+    assert process.returncode == 1
+    assert [record[:4] for record in records_of(process)] == [("good.py", "DL101", 2, 5), ("sub/m.py", "DL101", 2, 5)]
+
+
+@special
+def test_device_named_explicitly(folder: Path) -> None:
+    (folder / "zero.py").symlink_to("/dev/zero")
+    process = run_cli("--no-cache", "zero.py", cwd=folder)
+    assert (process.returncode, records_of(process)) == (
+        1,
+        [("zero.py", "DL000", 1, 1, "not a regular file (a character device): devlint reads only regular files")],
+    )
+
+
+@pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="Unix sockets")
+def test_socket_named_explicitly(folder: Path) -> None:
+    server = socket.socket(socket.AF_UNIX)
+    try:
+        server.bind("s.py")  # relative: the folder's absolute path may be longer than a socket name may be
+        process = run_cli("--no-cache", "s.py", ".", cwd=folder)
+    finally:
+        server.close()
+    assert records_of(process) == [GOOD_RECORD, ("s.py", "DL000", 1, 1, "not a regular file (a socket): devlint reads only regular files")]
+
+
+@special
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+def test_cache_file_that_is_not_a_regular_file_is_ignored(folder: Path, kind: str) -> None:
+    first = run_cli(".", cwd=folder)
+    (cache_file,) = (folder / ".devlint_cache").rglob("*.json")
+    cache_file.unlink()
+    if kind == "fifo":
+        os.mkfifo(cache_file)
+    else:
+        cache_file.symlink_to("/dev/zero")
+    again = run_cli(".", cwd=folder)
+    assert (again.returncode, records_of(again)) == (first.returncode, records_of(first)) == (1, [GOOD_RECORD])
+
+
+# -- permissions --------------------------------------------------------------------------------------
+def test_unreadable_folder_in_a_tree_is_one_finding(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs as root too: the walk is refused the listing as a non-root user would be."""
+    (folder / "locked").mkdir()
+    (folder / "locked" / "a.py").write_text(GOOD)
+    original = os.scandir
+
+    def refuse(path: object = ".") -> object:
+        if Path(os.fsdecode(path)).name == "locked":  # type: ignore[arg-type]
+            raise PermissionError(13, "Permission denied", os.fsdecode(path))  # type: ignore[arg-type]
+        return original(path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "scandir", refuse)
+    for args in ((".",), ("locked", "good.py")):
+        code, records, stderr = check(*args)
+        assert (code, stderr) == (1, "")
+        assert records == [GOOD_RECORD, ("locked", "DL000", 1, 1, "cannot read folder: Permission denied")]
+
+
+def test_unreadable_folder_finding_obeys_the_selection(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (folder / "locked").mkdir()
+    original = os.scandir
+    monkeypatch.setattr(os, "scandir", lambda path=".": _refused(path) if Path(os.fsdecode(path)).name == "locked" else original(path))
+    result = CliRunner().invoke(main, ["check", "--no-cache", "--format", "json", "--ignore", "DL000", "."])
+    assert [(r["path"], r["code"]) for r in json.loads(result.stdout)] == [("good.py", "DL101")]
+
+
+def _refused(path: object) -> None:
+    raise PermissionError(13, "Permission denied", os.fsdecode(path))  # type: ignore[arg-type]
+
+
+def test_unreadable_paths_as_an_unprivileged_user() -> None:
+    prefix = unprivileged_prefix()
+    if prefix is None:
+        pytest.skip(SKIP_REASON)
+    top = Path(tempfile.mkdtemp(prefix="devlint-perm-"))
+    try:
+        top.chmod(0o755)  # the unprivileged user must reach it
+        (top / "good.py").write_text(GOOD)
+        (top / "good.py").chmod(0o644)
+        (top / "locked").mkdir()
+        (top / "locked" / "a.py").write_text(GOOD)
+        (top / "locked").chmod(0)
+        (top / "listed").mkdir()  # may be listed, not entered: its files cannot be read
+        (top / "listed" / "b.py").write_text(GOOD)
+        (top / "listed").chmod(0o444)
+        (top / "secret.py").write_text(GOOD)
+        (top / "secret.py").chmod(0)
+        expected_locked = ("locked", "DL000", 1, 1, "cannot read folder: Permission denied")
+        expected_listed = ("listed", "DL000", 1, 1, "cannot read folder: Permission denied")
+        expected_secret = ("secret.py", "DL000", 1, 1, "cannot read file: Permission denied")
+        for args, expected in (
+            ((".",), [GOOD_RECORD, expected_listed, expected_locked, expected_secret]),
+            (
+                ("locked", "secret.py", "missing.py", "good.py"),
+                [GOOD_RECORD, expected_locked, ("missing.py", "DL000", 1, 1, "cannot read file: No such file or directory"), expected_secret],
+            ),
+        ):
+            process = subprocess.run(
+                [*prefix, sys.executable, "-m", "devlint", "check", "--no-cache", "--output-format", "json", *args],
+                cwd=top,
+                capture_output=True,
+                text=True,
+                timeout=RUN_LIMIT_S,
+            )
+            assert process.stderr == ""
+            assert (process.returncode, records_of(process)) == (1, expected)
+    finally:
+        (top / "locked").chmod(0o755)
+        (top / "listed").chmod(0o755)
+        shutil.rmtree(top)
