@@ -15,6 +15,7 @@ from devlint.config import CommandLine, ConfigError, Settings, SettingsResolver,
 from devlint.finding import Finding
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_INTERRUPTED = 130
 NO_FILES_WARNING = "No Python files found under the given path(s)"
 
 
@@ -40,7 +41,19 @@ def _warn(message: str) -> None:
     click.echo(f"devlint: warning: {message}", err=True)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """Ctrl-C ends any command with exit code 130 (128 + SIGINT), as shells and other CLIs do,
+    not with click's "Aborted!" and exit 1, which a caller would take for findings."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo("devlint: interrupted", err=True)
+            raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="devlint", message="%(prog)s %(version)s")
 def main() -> None:
     """Find PyTorch code that only works on the machine it was written on."""

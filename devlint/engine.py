@@ -8,7 +8,10 @@ from __future__ import annotations
 import functools
 import gc
 import os
+import signal
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from concurrent.futures import ProcessPoolExecutor
@@ -37,6 +40,11 @@ from devlint.tree import LEAF_TYPES, Walker
 # libcst walks the tree recursively; real code that nests a few hundred levels
 # deep (generated tables, long `a + b + ...` chains) needs more than the default.
 _RECURSION_LIMIT = 20_000
+# How often a worker looks whether the main process is still there, and how long
+# a stopped worker is given to exit.
+_PARENT_POLL_S = 0.5
+_JOIN_S = 5.0
+_HELD_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 
 @dataclass
@@ -291,8 +299,98 @@ def _known_codes() -> frozenset[str]:
     return frozenset(info.code for info in all_infos())
 
 
-def _worker_init() -> None:
+def _worker_init(parent: int | None = None) -> None:
     sys.setrecursionlimit(_RECURSION_LIMIT)
+    if parent is None:
+        return  # checking in this process
+    # Ctrl-C reaches the whole process group: the main process alone decides, and stops the
+    # workers. Forked workers inherit its handlers; a worker is ended by SIGTERM, at once.
+    # Both signals were held back while the worker started (`_signals_held`).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD_SIGNALS)
+    threading.Thread(target=_exit_with, args=(parent,), name="devlint-parent-watch", daemon=True).start()
+
+
+def _exit_with(parent: int) -> None:
+    """End this worker once the main process is gone.
+
+    A main process killed outright (SIGKILL, the OOM killer) cannot stop its
+    workers, and they would wait for work forever: the pipe they wait on is
+    held open by each of them. An orphan is adopted by another process, so its
+    parent id changes.
+    """
+    while os.getppid() == parent:
+        time.sleep(_PARENT_POLL_S)
+    os._exit(1)
+
+
+def _terminate_on_sigterm() -> Callable[[], None]:
+    """SIGTERM ends the run like Ctrl-C does (workers stopped, exit 128 + 15); returns the undo.
+
+    Only in the main thread, and only where no one else handles SIGTERM.
+    """
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return lambda: None
+
+    def terminated(number: int, frame: object) -> None:
+        raise SystemExit(128 + number)
+
+    signal.signal(signal.SIGTERM, terminated)
+    return lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+@contextmanager
+def _worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
+    """Worker processes that never outlive the run.
+
+    When the run ends early (Ctrl-C, SIGTERM, an error), the executor's own
+    shutdown would wait for every batch already queued: the workers are
+    stopped instead. Each worker also watches the main process (`_exit_with`).
+    """
+    undo = _terminate_on_sigterm()
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context(), initializer=_worker_init, initargs=(os.getpid(),))
+    try:
+        with _signals_held():
+            # The first task starts the workers, here, while Ctrl-C and SIGTERM wait: a worker
+            # they reached before it set its own handlers would die half-started, or worse,
+            # raise in the middle of the executor's code.
+            pool.submit(int)
+        yield pool
+    except BaseException:
+        _stop_workers(pool)
+        raise
+    else:
+        pool.shutdown(wait=True)
+    finally:
+        undo()
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM wait (they are delivered when the block ends); new processes inherit the hold."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Stop the workers now; the executor then marks the queued work broken, and nothing waits for it."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())  # no public handle before Python 3.14
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.join(timeout=_JOIN_S)
+        if process.is_alive():
+            process.kill()
+            process.join(timeout=_JOIN_S)
+    pool.shutdown(wait=False)
 
 
 _Checked = tuple[FileResult, "str | None", "tuple[int, ...] | None"]
@@ -387,7 +485,7 @@ def _recheck_alone(tasks: list[_Task], fresh: list[_Checked | None]) -> None:
     """
     pending = [index for index, item in enumerate(fresh) if item is None]
     while pending:
-        with ProcessPoolExecutor(max_workers=1, mp_context=_pool_context(), initializer=_worker_init) as pool:
+        with _worker_pool(1) as pool:
             for position, index in enumerate(pending):
                 try:
                     fresh[index] = pool.submit(_check_one, tasks[index]).result()
@@ -512,9 +610,12 @@ def _check_in_parallel(
         # every worker. Frozen objects are left out of its passes.
         gc.freeze()
         try:
-            with ProcessPoolExecutor(max_workers=min(jobs, len(batches)), mp_context=_pool_context(), initializer=_worker_init) as pool:
-                for batch, checked in zip(batches, pool.map(_check_batch, [[tasks[i] for i in batch] for batch in batches])):
-                    for task_index, item in zip(batch, checked):
+            with _worker_pool(min(jobs, len(batches))) as pool:
+                # Not `pool.map`: on an interruption it cancels the queued futures, which
+                # Python 3.11's executor then fails to mark broken when the workers stop.
+                futures = [pool.submit(_check_batch, [tasks[i] for i in batch]) for batch in batches]
+                for batch, future in zip(batches, futures):
+                    for task_index, item in zip(batch, future.result()):
                         fresh[task_index] = item
         except BrokenProcessPool:
             _recheck_alone(tasks, fresh)
