@@ -338,7 +338,8 @@ def _show_settings(resolver: SettingsResolver, path: Path) -> None:
 
 
 def _add_noqa(results: Sequence[Any], quiet: bool) -> None:
-    from devlint.atomic import write_atomic
+    from devlint.atomic import ReadOnlyFile, rewrite
+    from devlint.reading import read_regular
     from devlint.suppression import add_noqa
 
     added = 0
@@ -352,10 +353,13 @@ def _add_noqa(results: Sequence[Any], quiet: bool) -> None:
             continue
         path = Path(result.path)
         try:
-            if path.read_bytes() != result.source.encode(result.source.text):
+            if read_regular(path)[0] != result.source.encode(result.source.text):
                 click.echo(f"devlint: {result.path}: changed on disk while devlint ran; no noqa added", err=True)
                 continue
-            write_atomic(path, result.source.encode(text))
+            rewrite(path, result.source.encode(text))
+        except ReadOnlyFile:
+            click.echo(f"devlint: {result.path}: the file is read-only; no noqa added", err=True)
+            continue
         except OSError as error:
             click.echo(f"devlint: {result.path}: cannot write ({error.strerror or error}); file left unchanged", err=True)
             continue

@@ -15,10 +15,11 @@ from pathlib import Path
 
 import libcst as cst
 
-from devlint.atomic import write_atomic
+from devlint.atomic import ReadOnlyFile, rewrite
 from devlint.config import Settings
 from devlint.engine import FileResult, check_bytes, selected_rules
 from devlint.finding import Edit, Finding, Fix
+from devlint.reading import read_regular
 
 # Fixes that overlap wait for the next pass; real files settle in two or three.
 MAX_PASSES = 10
@@ -149,7 +150,7 @@ def _unified_diff(display: str, before: str, after: str) -> str:
 
 def _unchanged_on_disk(path: Path, original: bytes) -> bool:
     try:
-        return path.read_bytes() == original
+        return read_regular(path)[0] == original
     except OSError:
         return False
 
@@ -188,7 +189,11 @@ def apply_fixes(results: Sequence[FileResult], settings: Settings, *, unsafe: bo
                     outcome.remaining.extend(result.findings)
                     continue
                 try:
-                    write_atomic(path, result.source.encode(fixed.text))
+                    rewrite(path, result.source.encode(fixed.text))
+                except ReadOnlyFile:
+                    outcome.errors.append(f"{result.path}: the file is read-only; not fixed (make it writable to apply the fixes)")
+                    outcome.remaining.extend(result.findings)
+                    continue
                 except OSError as error:
                     outcome.errors.append(f"{result.path}: cannot write the fixed file ({error.strerror or error}); file left unchanged")
                     outcome.remaining.extend(result.findings)
