@@ -31,6 +31,7 @@ from devlint.finding import Finding, Position, with_edit_positions
 from devlint.parsing import parse_module
 from devlint.positions import line_starts
 from devlint.reading import NotRegularFile, read_regular
+from devlint.respelling import respelled
 from devlint.rule import Rule
 from devlint.rules import ENGINE_CODES, all_infos, all_rules
 from devlint.source import SourceText, UnreadableSource, decode, libcst_syntax_message, python_verdict, too_large
@@ -168,16 +169,21 @@ def analyse_text(
         try:
             module = parse(parsed_text)
         except cst.ParserSyntaxError:
-            if parsed_text is text:
+            if verdict is None or verdict.tree is None:
                 raise
-            module = parse(text)  # never seen: the elided text is valid wherever the text is
+            # Valid Python that libcst refuses as written (tabs in indentation, a backslash
+            # at the end): the same text spelled its way, every position unchanged.
+            module = parse(respelled(parsed_text, verdict.tree))
     except cst.ParserSyntaxError as error:
         # CPython's message and position are the precise ones; libcst's stand
         # alone only for code CPython accepts (newer syntax than this Python).
         if verdict is not None and verdict.syntax_error is not None:
             known = verdict.syntax_error
             return [_input_error(path, str(known), known.line, known.column)], nothing
-        message = f"cannot parse (CPython accepts it, libcst does not): {libcst_syntax_message(error.message)}"
+        message = (
+            "not analysed: CPython accepts this code but libcst, the parser devlint uses, "
+            f"does not ({libcst_syntax_message(error.message)})"
+        )
         return [_input_error(path, message, error.raw_line, error.raw_column + 1)], nothing
     ctx = FileContext(path, text, module, settings, verdict.tree if verdict is not None else None, place)
     rules = [rule_type(ctx) for rule_type in active]

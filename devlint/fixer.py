@@ -20,6 +20,8 @@ from devlint.config import Settings
 from devlint.engine import FileResult, check_bytes, selected_rules
 from devlint.finding import Edit, Finding, Fix
 from devlint.reading import read_regular
+from devlint.respelling import respelled
+from devlint.source import python_verdict
 
 # Fixes that overlap wait for the next pass; real files settle in two or three.
 MAX_PASSES = 10
@@ -116,9 +118,8 @@ def fix_text(result: FileResult, settings: Settings, unsafe: bool) -> _FileFix:
             return _FileFix(text, fixed, findings, codes)
         chosen = {id(fix) for fix in fixes}
         pass_codes = Counter(f.code for f in findings if f.fix is not None and id(f.fix) in chosen)
-        try:
-            cst.parse_module(new_text)
-        except cst.ParserSyntaxError as error:
+        error = _parse_error(new_text)
+        if error is not None:
             titles = ", ".join(sorted({fix.title for fix in fixes if fix.title})) or "a fix"
             raise FixFailed(
                 f"{result.path}: fixing would produce code that does not parse (line {error.raw_line}: {error.message}; "
@@ -136,6 +137,21 @@ def fix_text(result: FileResult, settings: Settings, unsafe: bool) -> _FileFix:
     if choose_fixes(findings, unsafe, len(text)):
         raise FixFailed(f"{result.path}: fixes did not settle after {MAX_PASSES} passes; file left unchanged, please report it")
     return _FileFix(text, fixed, findings, codes)
+
+
+def _parse_error(text: str) -> cst.ParserSyntaxError | None:
+    """Why libcst cannot parse `text`, as the analysis parses it (respelled where it must be)."""
+    try:
+        cst.parse_module(text)
+    except cst.ParserSyntaxError as error:
+        tree = python_verdict(text).tree
+        if tree is None:
+            return error
+        try:
+            cst.parse_module(respelled(text, tree))
+        except cst.ParserSyntaxError:
+            return error
+    return None
 
 
 def _unified_diff(display: str, before: str, after: str) -> str:

@@ -92,9 +92,49 @@ def test_code_python_accepts_but_libcst_cannot_parse(folder: Path) -> None:
         "odd.py",
         4,
         1,
-        "cannot parse (CPython accepts it, libcst does not): expected one of !=, %, &, (, *, **, +, ,, -, ., /, //, ;, "
-        "<, <<, <=, =, ==, >, >=, >>, @, NEWLINE, [, ^, and, if, in, is, not, or, |",
+        "not analysed: CPython accepts this code but libcst, the parser devlint uses, does not (expected one of !=, %, "
+        "&, (, *, **, +, ,, -, ., /, //, ;, <, <<, <=, =, ==, >, >=, >>, @, NEWLINE, [, ^, and, if, in, is, not, or, |)",
     )
+
+
+# Valid Python that libcst's tokenizer refuses as written: respelled for it, character for
+# character, so that every position stays where it is in the file.
+RESPELLED = {
+    # CPython reads a tab as up to 8 columns and accepts the mix when both readings agree.
+    "tab-indented line in a space-indented block": (
+        "import torch\n\ndef f(x):\n    if x:\n\t    x = x.cuda()\n    return x\n",
+        [("DL101", 5, 10)],
+    ),
+    "tab and spaces in nested blocks": (
+        "import torch\n\ndef f(x):\n \tdef g(y):\n\t  return y.cuda()\n \treturn g\n",
+        [("DL101", 5, 11)],
+    ),
+    "continuation at the end of the file": ("import torch\nx = torch.zeros(1).cuda() \\\r\n", [("DL101", 2, 5)]),
+}
+
+
+@pytest.mark.parametrize(("source", "expected"), RESPELLED.values(), ids=RESPELLED.keys())
+def test_valid_code_libcst_refuses_as_written_is_analysed(folder: Path, source: str, expected: list[tuple[str, int, int]]) -> None:
+    compile(source, "odd.py", "exec")  # valid Python
+    (folder / "odd.py").write_bytes(source.encode())
+    code, records, _ = check("odd.py")
+    assert (code, [record[1:4] for record in records]) == (1, expected)
+
+
+def test_fix_in_a_tab_indented_line_keeps_the_tab(folder: Path) -> None:
+    source = "import torch\n\ndef f(x, device):\n    if x:\n\t    x = x.cuda()\n    return x\n"
+    (folder / "odd.py").write_bytes(source.encode())
+    result = CliRunner().invoke(main, ["check", "--no-cache", "--fix", "odd.py"])
+    assert (result.exit_code, result.stderr) == (0, "Fixed 1 problem.\n")
+    assert (folder / "odd.py").read_bytes() == source.replace(".cuda()", ".to(device)").encode()
+
+
+def test_valid_code_libcst_cannot_parse_says_why(folder: Path) -> None:
+    # A backslash continuation that starts an indented line: CPython takes the indentation before it.
+    source = "import torch\n\ndef f():\n \\\n    return torch.load('x')\n"
+    compile(source, "odd.py", "exec")
+    (folder / "odd.py").write_text(source)
+    assert_reported("odd.py", 5, 1, "not analysed: CPython accepts this code but libcst, the parser devlint uses, does not (expected INDENT)")
 
 
 def test_latin1_without_coding_line(folder: Path) -> None:
