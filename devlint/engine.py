@@ -34,7 +34,17 @@ from devlint.reading import NotRegularFile, read_regular
 from devlint.respelling import respelled
 from devlint.rule import Rule
 from devlint.rules import ENGINE_CODES, all_infos, all_rules
-from devlint.source import SourceText, UnreadableSource, decode, libcst_syntax_message, python_verdict, too_large
+from devlint.source import (
+    MAX_PARSED_TOKENS,
+    SourceText,
+    UnreadableSource,
+    count_tokens,
+    decode,
+    libcst_syntax_message,
+    python_verdict,
+    too_large,
+    too_many_tokens,
+)
 from devlint.suppression import UNUSED_NOQA, NoqaMap, skips_file
 from devlint.tree import LEAF_TYPES, Walker
 
@@ -159,12 +169,22 @@ def analyse_text(
     if not active:
         return [], _imports_only(path, text, place) if place.summarise else None
     refusal = too_large(text)
+    tokens = count_tokens(text) if refusal is None else None
+    if tokens is not None and tokens.total - tokens.in_literals > MAX_PARSED_TOKENS:
+        # More tokens than libcst may parse even were every data table elided: refused
+        # before CPython builds its syntax tree, which would take as much memory again.
+        refusal = too_many_tokens(tokens.total)
     verdict = python_verdict(text) if refusal is None else None
     if verdict is not None and verdict.too_deep is not None:
         refusal = verdict.too_deep
     if refusal is not None:
         return [_input_error(path, str(refusal), refusal.line, refusal.column)], nothing
     parsed_text = text if verdict is None or verdict.tree is None else elide_data_tables(text, verdict.tree)
+    if tokens is not None:
+        parsed_tokens = count_tokens(parsed_text) if parsed_text is not text else tokens
+        refusal = too_many_tokens(parsed_tokens.total) if parsed_tokens is not None else None
+        if refusal is not None:
+            return [_input_error(path, str(refusal), refusal.line, refusal.column)], nothing
     try:
         try:
             module = parse(parsed_text)
@@ -255,6 +275,9 @@ def _imports_only(path: str, text: str, place: FilePlace) -> ModuleSummary:
 
     if "import" not in text or too_large(text) is not None:
         return ModuleSummary(path)
+    tokens = count_tokens(text)
+    if tokens is not None and too_many_tokens(tokens.total) is not None:
+        return ModuleSummary(path)  # CPython's tree of it would take as much memory as a parse
     verdict = python_verdict(text)
     if verdict.tree is None:
         return ModuleSummary(path)

@@ -168,6 +168,54 @@ def test_five_megabyte_file(folder: Path) -> None:
     assert_reported("huge.py", 1, 1, "file too large to analyse (5.0 million characters; devlint parses files up to 2 million)")
 
 
+# 2 MB on one line: libcst would need 3.4 GB for it (about 3 kB per token).
+ONE_LONG_LINE = "import torch\nf(" + "torch.zeros(1), " * 124_000 + ")\n"  # 7 tokens a call, 8 around them
+TOO_MANY_TOKENS = "file too large to analyse (868,008 tokens; devlint parses files of up to 250,000, as its parser needs about 3 kB of memory per token)"
+
+
+def test_too_many_tokens_is_refused_before_any_tree_is_built(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (folder / "line.py").write_text(ONE_LONG_LINE)
+
+    original = engine.python_verdict
+
+    def no_tree_of_large_text(text: str) -> object:
+        if len(text) > 1_000_000:
+            raise AssertionError("CPython's syntax tree was built: as much memory again as the parse")
+        return original(text)
+
+    monkeypatch.setattr(engine, "python_verdict", no_tree_of_large_text)
+    assert_reported("line.py", 1, 1, TOO_MANY_TOKENS)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="address-space limits are POSIX")
+def test_a_two_megabyte_line_fits_in_bounded_memory(folder: Path) -> None:
+    import resource
+
+    (folder / "line.py").write_text(ONE_LONG_LINE)
+    limit = 1 << 30  # 1 GiB of address space for the whole process
+
+    def bounded() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    process = subprocess.run(
+        [sys.executable, "-m", "devlint", "check", "--no-cache", "--output-format", "json", "line.py", "good.py"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=RUN_LIMIT_S,
+        preexec_fn=bounded,
+    )
+    assert (process.returncode, process.stderr) == (1, "")
+    assert records_of(process) == [GOOD_RECORD, ("line.py", "DL000", 1, 1, TOO_MANY_TOKENS)]
+
+
+def test_data_tables_do_not_count_against_the_token_limit(folder: Path) -> None:
+    # 260,000 tokens of numbers and commas at module level: elided, then parsed.
+    (folder / "table.py").write_text("import torch\nTABLE = [" + "1, " * 130_000 + "]\nx = torch.zeros(1).cuda()\n")
+    code, records, _ = check("table.py")
+    assert (code, [record[:4] for record in records]) == (1, [("table.py", "DL101", 3, 5)])
+
+
 def test_large_file_without_torch_is_skipped_quietly(folder: Path) -> None:
     (folder / "data.py").write_text("TABLE = [\n" + "    1,\n" * 800_000 + "]\n")
     code, records, _ = check("data.py", "good.py")

@@ -314,3 +314,35 @@ def test_read_only_file_is_not_fixed(broken: Path) -> None:
     assert code == 1 and "Found 5 problems" in out
     assert stat.S_IMODE(broken.stat().st_mode) == 0o444
 
+
+def test_choosing_fixes_agrees_with_comparing_every_pair() -> None:
+    """The fixes of a pass are found without comparing each edit with every one chosen
+    before it (quadratic on a file with thousands of fixes), and are the same ones."""
+    import random
+
+    def pairwise(findings: list[Finding], length: int) -> list[Fix]:
+        chosen: list[Fix] = []
+        taken: list[Edit] = []
+        candidates = sorted((f.fix for f in findings if f.fix is not None), key=lambda fix: min((e.start, e.end) for e in fix.edits))
+        for fix in candidates:
+            edits = fix.edits
+            if any(e.start < 0 or e.end > length or e.start > e.end for e in edits):
+                continue
+            if any(devlint.fixer._overlaps(a, b) for i, a in enumerate(edits) for b in edits[i + 1 :]):
+                continue
+            if any(devlint.fixer._overlaps(e, other) for e in edits for other in taken):
+                continue
+            chosen.append(fix)
+            taken.extend(edits)
+        return chosen
+
+    generator = random.Random(20)
+    for _ in range(300):
+        findings = []
+        for _ in range(generator.randint(1, 25)):
+            edits = []
+            for _ in range(generator.randint(1, 3)):
+                start = generator.randint(0, 60)
+                edits.append(Edit(start, start + generator.choice([0, 0, 1, 2, 5]), "x"))
+            findings.append(Finding("DL401", "m", "p.py", Position(1, 1), Position(1, 1), Fix(tuple(edits), safe=True)))
+        assert choose_fixes(findings, False, 62) == pairwise(findings, 62)
