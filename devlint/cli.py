@@ -157,6 +157,8 @@ def check(
         _fail("--add-noqa cannot be used with --stdin-filename (it edits files in place)")
     if statistics and output_format not in ("text", "json"):
         _fail(f"--statistics prints text or JSON, not {output_format}")
+    if output_file is not None:
+        _check_writable(output_file)
     targets = list(paths) or [Path(".")]
     try:
         for option, value in (
@@ -265,6 +267,18 @@ def check(
     if any(f.code == "DL999" for f in findings):
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_CLEAN if exit_zero or not findings else EXIT_FINDINGS)
+
+
+def _check_writable(output_file: Path) -> None:
+    """Fail before the check, not after it, when the report cannot be written where asked."""
+    folder = output_file.parent
+    if not os.path.exists(folder):
+        _fail(f"cannot write {output_file}: no such folder {folder}")
+    if not os.path.isdir(folder):
+        _fail(f"cannot write {output_file}: {folder} is not a folder")
+    target = output_file if os.path.exists(output_file) else folder
+    if not os.access(target, os.W_OK):
+        _fail(f"cannot write {output_file}: permission denied")
 
 
 def _resolver(config_values: Sequence[str], isolated: bool, command_line: CommandLine) -> SettingsResolver:
