@@ -209,6 +209,29 @@ def test_a_two_megabyte_line_fits_in_bounded_memory(folder: Path) -> None:
     assert records_of(process) == [GOOD_RECORD, ("line.py", "DL000", 1, 1, TOO_MANY_TOKENS)]
 
 
+BOUNDED = {
+    "statements": "import torch\nx = torch.zeros(1).cuda()\n" * 50,
+    "line breaks alone": "a = 1\r" * 50 + "b = [\r1,\r2]\r",
+    "indents and dedents": "".join(" " * depth + f"if x{depth}:\n" for depth in range(40)) + " " * 40 + "pass\n",
+    "operators and numbers": "x = 1.5e3 ** -2 // 0x1F >> 3 != ~y @ z\ny **= 2; z //= 3\n" * 20,
+    "strings and comments": "s = f'{a!r:>{w}}' + rb'' + '''\n''' + \"\"  # note\n" * 20,
+    "a keyword stuck to a number": "x = 1if y else 2\n" * 20,
+    "unicode names": "größe = ñ + π\n" * 20,
+}
+
+
+@pytest.mark.parametrize("text", BOUNDED.values(), ids=BOUNDED.keys())
+def test_the_cheap_token_bound_is_never_below_the_count(text: str) -> None:
+    """Files the bound rules out are never tokenized: it must not be below the true count."""
+    import io
+    import tokenize
+
+    from devlint import source
+
+    count = sum(1 for _ in tokenize.generate_tokens(io.StringIO(text, newline=None).readline))
+    assert source._most_tokens(text) >= count
+
+
 def test_data_tables_do_not_count_against_the_token_limit(folder: Path) -> None:
     # 260,000 tokens of numbers and commas at module level: elided, then parsed.
     (folder / "table.py").write_text("import torch\nTABLE = [" + "1, " * 130_000 + "]\nx = torch.zeros(1).cuda()\n")
