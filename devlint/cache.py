@@ -26,12 +26,14 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISREG
 from typing import TYPE_CHECKING, Any
 
 from devlint import __version__
 from devlint.atomic import write_atomic
 from devlint.analysis.summary import ModuleSummary
 from devlint.finding import Edit, Finding, Fix, Position
+from devlint.reading import read_regular
 
 if TYPE_CHECKING:
     from devlint.config import Settings
@@ -199,7 +201,8 @@ class Cache:
         if self.file is None:
             return
         try:
-            data = json.loads(self.file.read_bytes())
+            # A named pipe or a link to /dev/zero in its place is not read: it would block or never end.
+            data = json.loads(read_regular(self.file)[0])
             if not isinstance(data, dict) or data.get("format") != _FORMAT or data.get("key") != self.key:
                 return
             files = data["files"]
@@ -233,11 +236,12 @@ class Cache:
             st = os.stat(name)
         except OSError:
             return None
+        if not S_ISREG(st.st_mode):
+            return None  # no longer a regular file: the check says what it is
         if entry.stat is None or entry.stat != stat_key(st):
             # Changed stat: the content decides (a touch, a re-checkout).
             try:
-                with open(name, "rb") as handle:
-                    data = handle.read()
+                data = read_regular(name)[0]
             except OSError:
                 return None
             if content_hash(data) != entry.digest:
@@ -274,11 +278,10 @@ class Cache:
         name = os.path.abspath(path)
         if digest is None:
             try:
-                st = os.stat(name)
-                with open(name, "rb") as handle:
-                    digest = content_hash(handle.read())
+                data, st = read_regular(name)
             except OSError:
                 return
+            digest = content_hash(data)
             stat = trusted_stat(st, self._now_ns)
         elif stat is not None and self._now_ns - max(stat[0], stat[1]) < _RACY_NS:
             stat = None

@@ -15,6 +15,7 @@ from devlint.config import CommandLine, ConfigError, Settings, SettingsResolver,
 from devlint.finding import Finding
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_INTERRUPTED = 130
 NO_FILES_WARNING = "No Python files found under the given path(s)"
 
 
@@ -40,7 +41,19 @@ def _warn(message: str) -> None:
     click.echo(f"devlint: warning: {message}", err=True)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """Ctrl-C ends any command with exit code 130 (128 + SIGINT), as shells and other CLIs do,
+    not with click's "Aborted!" and exit 1, which a caller would take for findings."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo("devlint: interrupted", err=True)
+            raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="devlint", message="%(prog)s %(version)s")
 def main() -> None:
     """Find PyTorch code that only works on the machine it was written on."""
@@ -50,7 +63,7 @@ _SELECTOR_HELP = "Comma-separated rule codes or prefixes{}; repeat the option to
 
 
 @main.command()
-@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path, readable=False))  # unreadable: DL000, not a usage error
 @click.option("--select", multiple=True, help=_SELECTOR_HELP.format(" to enable (replaces the defaults)"))
 @click.option("--ignore", multiple=True, help=_SELECTOR_HELP.format(" to disable"))
 @click.option("--extend-select", multiple=True, help=_SELECTOR_HELP.format(" to enable on top of the selection"))
@@ -135,7 +148,7 @@ def check(
     no_color: bool,
 ) -> None:
     """Check PATHS (default: the current folder) for device bugs."""
-    from devlint.engine import check_bytes, check_files, selected_rules
+    from devlint.engine import check_bytes, check_files, selected_rules, unreadable
     from devlint.reporters import ReportOptions
 
     if add_noqa and (fix or diff):
@@ -144,6 +157,8 @@ def check(
         _fail("--add-noqa cannot be used with --stdin-filename (it edits files in place)")
     if statistics and output_format not in ("text", "json"):
         _fail(f"--statistics prints text or JSON, not {output_format}")
+    if output_file is not None:
+        _check_writable(output_file)
     targets = list(paths) or [Path(".")]
     try:
         for option, value in (
@@ -185,7 +200,7 @@ def check(
         if not entries and not quiet:
             _warn(NO_FILES_WARNING)
         return
-    if stdin_filename is None and not entries and not quiet:
+    if stdin_filename is None and not entries and not finder.unreadable and not quiet:
         _warn(NO_FILES_WARNING)
 
     options = ReportOptions(unsafe_fixes=unsafe_fixes, show_fixes=show_fixes)
@@ -212,6 +227,7 @@ def check(
 
             cache = Caches()
         results = check_files(entries, Settings(), jobs=jobs, keep_source=want_fixes or add_noqa, cache=cache)
+        results += [unreadable(path, str(path), settings, error) for path, settings, error in finder.unreadable]
 
     if add_noqa:
         _add_noqa(results, quiet)
@@ -251,6 +267,18 @@ def check(
     if any(f.code == "DL999" for f in findings):
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_CLEAN if exit_zero or not findings else EXIT_FINDINGS)
+
+
+def _check_writable(output_file: Path) -> None:
+    """Fail before the check, not after it, when the report cannot be written where asked."""
+    folder = output_file.parent
+    if not os.path.exists(folder):
+        _fail(f"cannot write {output_file}: no such folder {folder}")
+    if not os.path.isdir(folder):
+        _fail(f"cannot write {output_file}: {folder} is not a folder")
+    target = output_file if os.path.exists(output_file) else folder
+    if not os.access(target, os.W_OK):
+        _fail(f"cannot write {output_file}: permission denied")
 
 
 def _resolver(config_values: Sequence[str], isolated: bool, command_line: CommandLine) -> SettingsResolver:
@@ -324,7 +352,8 @@ def _show_settings(resolver: SettingsResolver, path: Path) -> None:
 
 
 def _add_noqa(results: Sequence[Any], quiet: bool) -> None:
-    from devlint.atomic import write_atomic
+    from devlint.atomic import ReadOnlyFile, rewrite
+    from devlint.reading import read_regular
     from devlint.suppression import add_noqa
 
     added = 0
@@ -338,10 +367,13 @@ def _add_noqa(results: Sequence[Any], quiet: bool) -> None:
             continue
         path = Path(result.path)
         try:
-            if path.read_bytes() != result.source.encode(result.source.text):
+            if read_regular(path)[0] != result.source.encode(result.source.text):
                 click.echo(f"devlint: {result.path}: changed on disk while devlint ran; no noqa added", err=True)
                 continue
-            write_atomic(path, result.source.encode(text))
+            rewrite(path, result.source.encode(text))
+        except ReadOnlyFile:
+            click.echo(f"devlint: {result.path}: the file is read-only; no noqa added", err=True)
+            continue
         except OSError as error:
             click.echo(f"devlint: {result.path}: cannot write ({error.strerror or error}); file left unchanged", err=True)
             continue

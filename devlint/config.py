@@ -118,13 +118,21 @@ def has_devlint_table(path: Path) -> bool:
         return True
 
 
+def _is_file(path: Path) -> bool:
+    """`path.is_file()`, False inside a folder this user may not look into (Python 3.11 raises there)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
 def find_pyproject(start: Path) -> Path | None:
     """The nearest pyproject.toml with a [tool.devlint] table, walking up from start."""
     start = Path(os.path.realpath(start))
     directory = start if start.is_dir() else start.parent
     for candidate in (directory, *directory.parents):
         path = candidate / "pyproject.toml"
-        if path.is_file() and has_devlint_table(path):
+        if _is_file(path) and has_devlint_table(path):
             return path
     return None
 
@@ -317,7 +325,7 @@ class SettingsResolver:
                 break
             visited.append(current)
             candidate = Path(current, "pyproject.toml")
-            if candidate.is_file() and has_devlint_table(candidate):
+            if _is_file(candidate) and has_devlint_table(candidate):
                 found = self._of_config(candidate)
                 break
             parent = os.path.dirname(current)
@@ -341,7 +349,7 @@ class SettingsResolver:
     def for_path(self, path: Path | str) -> Settings:
         """The settings of a file (or of a folder named on the command line: its own configuration counts)."""
         path = Path(path)
-        if path.is_dir():
+        if os.path.isdir(path):  # False, not an error, where this user may not look
             return self.for_folder(path)
         return self.for_folder(path.parent if str(path.parent) else Path("."))
 

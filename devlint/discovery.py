@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from devlint.config import Settings, SettingsResolver
+from devlint.reading import read_regular
 
 DEFAULT_EXCLUDES = (
     ".git",
@@ -90,7 +92,7 @@ def _translate(pattern: str) -> tuple[str, bool]:
 def _gitignore(folder: Path) -> tuple[_Pattern, ...]:
     path = folder / ".gitignore"
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = read_regular(path)[0].decode("utf-8", errors="replace").splitlines()
     except OSError:
         return ()
     patterns = []
@@ -121,6 +123,8 @@ class FileFinder:
         self._fixed = Settings(exclude=tuple(exclude), root=self.root) if resolver is None else None
         # Per resolved folder: the .gitignore files that apply to its entries.
         self._ignore_rules: dict[Path, tuple[tuple[str, tuple[_Pattern, ...]], ...]] = {}
+        # Folders the walk could not list, with their settings and why: each is reported, not skipped.
+        self.unreadable: list[tuple[Path, Settings, OSError]] = []
 
     def _settings_in(self, resolved_folder: Path) -> Settings:
         if self._fixed is not None:
@@ -142,10 +146,11 @@ class FileFinder:
             parts = resolved.relative_to(real_path(settings.root)).parts
         except ValueError:
             parts = Path(os.path.abspath(path)).parts[1:]
-        folders = parts[:-1] if not path.is_dir() else parts
+        is_dir = os.path.isdir(path)
+        folders = parts if is_dir else parts[:-1]
         if any(name in DEFAULT_EXCLUDES or name.endswith(".egg-info") for name in folders):
             return True
-        return settings.excludes(resolved, path.is_dir())
+        return settings.excludes(resolved, is_dir)
 
     def _rules_for(self, folder: Path) -> tuple[tuple[str, tuple[_Pattern, ...]], ...]:
         """(folder prefix, patterns) of every .gitignore from the repository root down to `folder`.
@@ -190,7 +195,7 @@ class FileFinder:
             settings = self.settings_for(given)
             if settings.force_exclude and self.force_excluded(given, settings):
                 continue
-            if given.is_dir():
+            if os.path.isdir(given):  # False, not an error, where this user may not look: the check says why
                 for found, key, found_settings in self._walk(given):
                     if key not in seen:
                         seen.add(key)
@@ -205,11 +210,18 @@ class FileFinder:
     def _walk(self, top: Path) -> Iterator[tuple[Path, Path, Settings]]:
         """(path, resolved path, settings) of each Python file under `top`."""
         visited: set[tuple[int, int]] = set()
-        for folder, dirnames, filenames in os.walk(top, followlinks=True, onerror=None):
+
+        def unlisted(error: OSError) -> None:
+            folder = Path(error.filename) if error.filename is not None else top
+            self.unreadable.append((folder, self._settings_in(real_path(folder).parent), error))
+
+        for folder, dirnames, filenames in os.walk(top, followlinks=True, onerror=unlisted):
             current = Path(folder)
             try:
-                stat = current.stat()
-            except OSError:
+                # `folder/.`: a folder that may be listed but not entered (mode r--) has files no one can read.
+                stat = os.stat(os.path.join(folder, os.curdir))
+            except OSError as error:
+                unlisted(OSError(error.errno, error.strerror, folder))
                 dirnames[:] = []
                 continue
             # Symlink loops: a folder reached twice is walked once.
@@ -238,11 +250,22 @@ class FileFinder:
                 resolved = real_path(child) if os.path.islink(child) else resolved_folder / name
                 if settings.excludes(resolved) or self._ignored_by_git(child, False, resolved):
                     continue
+                if _special(child):
+                    continue  # a named pipe, a device or a socket: never read (reading may block)
                 yield child, resolved, settings
+
+
+def _special(path: Path) -> bool:
+    """Whether `path` exists and is not a regular file; one that cannot be looked at is left
+    to the check, which reports why it cannot be read (a dangling link, a loop)."""
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 @lru_cache(maxsize=None)
 def _git_root(start: Path) -> Path | None:
-    if (start / ".git").exists():
+    if os.path.exists(start / ".git"):
         return start
     return None if start.parent == start else _git_root(start.parent)

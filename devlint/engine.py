@@ -8,7 +8,10 @@ from __future__ import annotations
 import functools
 import gc
 import os
+import signal
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from concurrent.futures import ProcessPoolExecutor
@@ -27,15 +30,32 @@ from devlint.elision import elide_data_tables
 from devlint.finding import Finding, Position, with_edit_positions
 from devlint.parsing import parse_module
 from devlint.positions import line_starts
+from devlint.reading import NotRegularFile, read_regular
+from devlint.respelling import respelled
 from devlint.rule import Rule
 from devlint.rules import ENGINE_CODES, all_infos, all_rules
-from devlint.source import SourceText, UnreadableSource, decode, libcst_syntax_message, python_verdict, too_large
+from devlint.source import (
+    MAX_PARSED_TOKENS,
+    SourceText,
+    UnreadableSource,
+    count_tokens,
+    decode,
+    libcst_syntax_message,
+    python_verdict,
+    too_large,
+    too_many_tokens,
+)
 from devlint.suppression import UNUSED_NOQA, NoqaMap, skips_file
 from devlint.tree import LEAF_TYPES, Walker
 
 # libcst walks the tree recursively; real code that nests a few hundred levels
 # deep (generated tables, long `a + b + ...` chains) needs more than the default.
 _RECURSION_LIMIT = 20_000
+# How often a worker looks whether the main process is still there, and how long
+# a stopped worker is given to exit.
+_PARENT_POLL_S = 0.5
+_JOIN_S = 5.0
+_HELD_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 
 @dataclass
@@ -149,26 +169,41 @@ def analyse_text(
     if not active:
         return [], _imports_only(path, text, place) if place.summarise else None
     refusal = too_large(text)
+    tokens = count_tokens(text) if refusal is None else None
+    if tokens is not None and tokens.total - tokens.in_literals > MAX_PARSED_TOKENS:
+        # More tokens than libcst may parse even were every data table elided: refused
+        # before CPython builds its syntax tree, which would take as much memory again.
+        refusal = too_many_tokens(tokens.total)
     verdict = python_verdict(text) if refusal is None else None
     if verdict is not None and verdict.too_deep is not None:
         refusal = verdict.too_deep
     if refusal is not None:
         return [_input_error(path, str(refusal), refusal.line, refusal.column)], nothing
     parsed_text = text if verdict is None or verdict.tree is None else elide_data_tables(text, verdict.tree)
+    if tokens is not None:
+        parsed_tokens = count_tokens(parsed_text) if parsed_text is not text else tokens
+        refusal = too_many_tokens(parsed_tokens.total) if parsed_tokens is not None else None
+        if refusal is not None:
+            return [_input_error(path, str(refusal), refusal.line, refusal.column)], nothing
     try:
         try:
             module = parse(parsed_text)
         except cst.ParserSyntaxError:
-            if parsed_text is text:
+            if verdict is None or verdict.tree is None:
                 raise
-            module = parse(text)  # never seen: the elided text is valid wherever the text is
+            # Valid Python that libcst refuses as written (tabs in indentation, a backslash
+            # at the end): the same text spelled its way, every position unchanged.
+            module = parse(respelled(parsed_text, verdict.tree))
     except cst.ParserSyntaxError as error:
         # CPython's message and position are the precise ones; libcst's stand
         # alone only for code CPython accepts (newer syntax than this Python).
         if verdict is not None and verdict.syntax_error is not None:
             known = verdict.syntax_error
             return [_input_error(path, str(known), known.line, known.column)], nothing
-        message = f"cannot parse (CPython accepts it, libcst does not): {libcst_syntax_message(error.message)}"
+        message = (
+            "not analysed: CPython accepts this code but libcst, the parser devlint uses, "
+            f"does not ({libcst_syntax_message(error.message)})"
+        )
         return [_input_error(path, message, error.raw_line, error.raw_column + 1)], nothing
     ctx = FileContext(path, text, module, settings, verdict.tree if verdict is not None else None, place)
     rules = [rule_type(ctx) for rule_type in active]
@@ -180,14 +215,23 @@ def analyse_text(
 
 
 def check_file(path: Path, display: str, settings: Settings, keep_source: bool = False, place: FilePlace = NOWHERE_IN_PARTICULAR) -> FileResult:
-    result = FileResult(display)
     enabled, rule_types = selected_rules(settings)
     try:
-        data = path.read_bytes() if display != "-" else sys.stdin.buffer.read()
+        data = read_regular(path)[0] if display != "-" else sys.stdin.buffer.read()
     except OSError as error:
-        result.findings = [_input_error(display, f"cannot read file: {error.strerror or error}")]
-        return _filtered(result, enabled, settings, path, None)
+        return unreadable(path, display, settings, error)
     return check_bytes(data, path, display, settings, keep_source, enabled, rule_types, place)
+
+
+def unreadable(path: Path, display: str, settings: Settings, error: OSError) -> FileResult:
+    """The result of a path that could not be read: one DL000 naming why (filtered like any finding)."""
+    if isinstance(error, NotRegularFile):
+        message = f"not a regular file ({error.kind}): devlint reads only regular files"
+    else:
+        what = "folder" if os.path.isdir(path) else "file"
+        message = f"cannot read {what}: {error.strerror or error}"
+    result = FileResult(display, [_input_error(display, message)])
+    return _filtered(result, selected_rules(settings)[0], settings, path, None)
 
 
 def check_bytes(
@@ -231,6 +275,9 @@ def _imports_only(path: str, text: str, place: FilePlace) -> ModuleSummary:
 
     if "import" not in text or too_large(text) is not None:
         return ModuleSummary(path)
+    tokens = count_tokens(text)
+    if tokens is not None and too_many_tokens(tokens.total) is not None:
+        return ModuleSummary(path)  # CPython's tree of it would take as much memory as a parse
     verdict = python_verdict(text)
     if verdict.tree is None:
         return ModuleSummary(path)
@@ -281,8 +328,98 @@ def _known_codes() -> frozenset[str]:
     return frozenset(info.code for info in all_infos())
 
 
-def _worker_init() -> None:
+def _worker_init(parent: int | None = None) -> None:
     sys.setrecursionlimit(_RECURSION_LIMIT)
+    if parent is None:
+        return  # checking in this process
+    # Ctrl-C reaches the whole process group: the main process alone decides, and stops the
+    # workers. Forked workers inherit its handlers; a worker is ended by SIGTERM, at once.
+    # Both signals were held back while the worker started (`_signals_held`).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD_SIGNALS)
+    threading.Thread(target=_exit_with, args=(parent,), name="devlint-parent-watch", daemon=True).start()
+
+
+def _exit_with(parent: int) -> None:
+    """End this worker once the main process is gone.
+
+    A main process killed outright (SIGKILL, the OOM killer) cannot stop its
+    workers, and they would wait for work forever: the pipe they wait on is
+    held open by each of them. An orphan is adopted by another process, so its
+    parent id changes.
+    """
+    while os.getppid() == parent:
+        time.sleep(_PARENT_POLL_S)
+    os._exit(1)
+
+
+def _terminate_on_sigterm() -> Callable[[], None]:
+    """SIGTERM ends the run like Ctrl-C does (workers stopped, exit 128 + 15); returns the undo.
+
+    Only in the main thread, and only where no one else handles SIGTERM.
+    """
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return lambda: None
+
+    def terminated(number: int, frame: object) -> None:
+        raise SystemExit(128 + number)
+
+    signal.signal(signal.SIGTERM, terminated)
+    return lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+@contextmanager
+def _worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
+    """Worker processes that never outlive the run.
+
+    When the run ends early (Ctrl-C, SIGTERM, an error), the executor's own
+    shutdown would wait for every batch already queued: the workers are
+    stopped instead. Each worker also watches the main process (`_exit_with`).
+    """
+    undo = _terminate_on_sigterm()
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context(), initializer=_worker_init, initargs=(os.getpid(),))
+    try:
+        with _signals_held():
+            # The first task starts the workers, here, while Ctrl-C and SIGTERM wait: a worker
+            # they reached before it set its own handlers would die half-started, or worse,
+            # raise in the middle of the executor's code.
+            pool.submit(int)
+        yield pool
+    except BaseException:
+        _stop_workers(pool)
+        raise
+    else:
+        pool.shutdown(wait=True)
+    finally:
+        undo()
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM wait (they are delivered when the block ends); new processes inherit the hold."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Stop the workers now; the executor then marks the queued work broken, and nothing waits for it."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())  # no public handle before Python 3.14
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.join(timeout=_JOIN_S)
+        if process.is_alive():
+            process.kill()
+            process.join(timeout=_JOIN_S)
+    pool.shutdown(wait=False)
 
 
 _Checked = tuple[FileResult, "str | None", "tuple[int, ...] | None"]
@@ -297,10 +434,9 @@ def _check_one(args: _Task) -> _Checked:
     from devlint.cache import content_hash, stat_key
 
     try:
-        st = os.stat(path)
-        data = path.read_bytes()
-    except OSError:
-        return check_file(path, display, settings, keep_source, place), None, None
+        data, st = read_regular(path)
+    except OSError as error:
+        return unreadable(path, display, settings, error), None, None
     return check_bytes(data, path, display, settings, keep_source, place=place), content_hash(data), stat_key(st)
 
 
@@ -378,7 +514,7 @@ def _recheck_alone(tasks: list[_Task], fresh: list[_Checked | None]) -> None:
     """
     pending = [index for index, item in enumerate(fresh) if item is None]
     while pending:
-        with ProcessPoolExecutor(max_workers=1, mp_context=_pool_context(), initializer=_worker_init) as pool:
+        with _worker_pool(1) as pool:
             for position, index in enumerate(pending):
                 try:
                     fresh[index] = pool.submit(_check_one, tasks[index]).result()
@@ -503,9 +639,12 @@ def _check_in_parallel(
         # every worker. Frozen objects are left out of its passes.
         gc.freeze()
         try:
-            with ProcessPoolExecutor(max_workers=min(jobs, len(batches)), mp_context=_pool_context(), initializer=_worker_init) as pool:
-                for batch, checked in zip(batches, pool.map(_check_batch, [[tasks[i] for i in batch] for batch in batches])):
-                    for task_index, item in zip(batch, checked):
+            with _worker_pool(min(jobs, len(batches))) as pool:
+                # Not `pool.map`: on an interruption it cancels the queued futures, which
+                # Python 3.11's executor then fails to mark broken when the workers stop.
+                futures = [pool.submit(_check_batch, [tasks[i] for i in batch]) for batch in batches]
+                for batch, future in zip(batches, futures):
+                    for task_index, item in zip(batch, future.result()):
                         fresh[task_index] = item
         except BrokenProcessPool:
             _recheck_alone(tasks, fresh)

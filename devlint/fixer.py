@@ -7,7 +7,9 @@ reported. `--diff` computes the same text and prints it instead of writing.
 
 from __future__ import annotations
 
+import bisect
 import difflib
+import sys
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -15,10 +17,13 @@ from pathlib import Path
 
 import libcst as cst
 
-from devlint.atomic import write_atomic
+from devlint.atomic import ReadOnlyFile, rewrite
 from devlint.config import Settings
 from devlint.engine import FileResult, check_bytes, selected_rules
 from devlint.finding import Edit, Finding, Fix
+from devlint.reading import read_regular
+from devlint.respelling import respelled
+from devlint.source import python_verdict
 
 # Fixes that overlap wait for the next pass; real files settle in two or three.
 MAX_PASSES = 10
@@ -46,17 +51,21 @@ def _wanted(finding: Finding, unsafe: bool) -> Fix | None:
 
 
 def _overlaps(a: Edit, b: Edit) -> bool:
-    if a.start == a.end or b.start == b.end:
+    return _spans_overlap(a.start, a.end, b.start, b.end)
+
+
+def _spans_overlap(a_start: int, a_end: int, b_start: int, b_end: int) -> bool:
+    if a_start == a_end or b_start == b_end:
         # An insertion touching another edit has no defined order: next pass.
-        return a.start <= b.end and b.start <= a.end
-    return a.start < b.end and b.start < a.end
+        return a_start <= b_end and b_start <= a_end
+    return a_start < b_end and b_start < a_end
 
 
 def choose_fixes(findings: Sequence[Finding], unsafe: bool, length: int) -> list[Fix]:
     """Fixes of one pass: in source order, each one only if none of its edits
     overlaps an edit already chosen (the rest wait for the next pass)."""
     chosen: list[Fix] = []
-    taken: list[Edit] = []
+    taken = _TakenEdits()
     candidates = [fix for finding in findings if (fix := _wanted(finding, unsafe)) is not None]
     candidates.sort(key=lambda fix: min((edit.start, edit.end) for edit in fix.edits))
     for fix in candidates:
@@ -65,11 +74,39 @@ def choose_fixes(findings: Sequence[Finding], unsafe: bool, length: int) -> list
             continue  # a rule's bad offsets must not corrupt the file
         if any(_overlaps(a, b) for i, a in enumerate(edits) for b in edits[i + 1 :]):
             continue
-        if any(_overlaps(edit, other) for edit in edits for other in taken):
+        if any(taken.overlaps(edit) for edit in edits):
             continue
         chosen.append(fix)
-        taken.extend(edits)
+        for edit in edits:
+            taken.add(edit)
     return chosen
+
+
+class _TakenEdits:
+    """The edits chosen so far, in order, asked whether a new edit overlaps any of them.
+
+    They overlap none of each other, so in order of their starts their ends
+    never decrease either: an edit can only overlap those that start before it
+    ends, and of those only the last few, back to the first that ends before
+    it starts. A file with thousands of fixes is not compared pair by pair.
+    """
+
+    def __init__(self) -> None:
+        self._spans: list[tuple[int, int]] = []
+
+    def overlaps(self, edit: Edit) -> bool:
+        index = bisect.bisect_right(self._spans, (edit.end, sys.maxsize))
+        while index > 0:
+            index -= 1
+            start, end = self._spans[index]
+            if end < edit.start:
+                return False
+            if _spans_overlap(edit.start, edit.end, start, end):
+                return True
+        return False
+
+    def add(self, edit: Edit) -> None:
+        bisect.insort(self._spans, (edit.start, edit.end))
 
 
 def apply_edits(text: str, fixes: Sequence[Fix]) -> str:
@@ -115,9 +152,8 @@ def fix_text(result: FileResult, settings: Settings, unsafe: bool) -> _FileFix:
             return _FileFix(text, fixed, findings, codes)
         chosen = {id(fix) for fix in fixes}
         pass_codes = Counter(f.code for f in findings if f.fix is not None and id(f.fix) in chosen)
-        try:
-            cst.parse_module(new_text)
-        except cst.ParserSyntaxError as error:
+        error = _parse_error(new_text)
+        if error is not None:
             titles = ", ".join(sorted({fix.title for fix in fixes if fix.title})) or "a fix"
             raise FixFailed(
                 f"{result.path}: fixing would produce code that does not parse (line {error.raw_line}: {error.message}; "
@@ -137,6 +173,21 @@ def fix_text(result: FileResult, settings: Settings, unsafe: bool) -> _FileFix:
     return _FileFix(text, fixed, findings, codes)
 
 
+def _parse_error(text: str) -> cst.ParserSyntaxError | None:
+    """Why libcst cannot parse `text`, as the analysis parses it (respelled where it must be)."""
+    try:
+        cst.parse_module(text)
+    except cst.ParserSyntaxError as error:
+        tree = python_verdict(text).tree
+        if tree is None:
+            return error
+        try:
+            cst.parse_module(respelled(text, tree))
+        except cst.ParserSyntaxError:
+            return error
+    return None
+
+
 def _unified_diff(display: str, before: str, after: str) -> str:
     lines = difflib.unified_diff(
         before.splitlines(keepends=True), after.splitlines(keepends=True), fromfile=display, tofile=display
@@ -149,7 +200,7 @@ def _unified_diff(display: str, before: str, after: str) -> str:
 
 def _unchanged_on_disk(path: Path, original: bytes) -> bool:
     try:
-        return path.read_bytes() == original
+        return read_regular(path)[0] == original
     except OSError:
         return False
 
@@ -180,7 +231,8 @@ def apply_fixes(results: Sequence[FileResult], settings: Settings, *, unsafe: bo
         if stdin:
             outcome.stdin_text = fixed.text
         if fixed.text != original:
-            diffs.append(_unified_diff(result.path, original, fixed.text))
+            if not write:  # only --diff prints it, and on a large file difflib takes a while
+                diffs.append(_unified_diff(result.path, original, fixed.text))
             if write and not stdin:
                 path = Path(result.path)
                 if not _unchanged_on_disk(path, result.source.encode(original)):
@@ -188,7 +240,11 @@ def apply_fixes(results: Sequence[FileResult], settings: Settings, *, unsafe: bo
                     outcome.remaining.extend(result.findings)
                     continue
                 try:
-                    write_atomic(path, result.source.encode(fixed.text))
+                    rewrite(path, result.source.encode(fixed.text))
+                except ReadOnlyFile:
+                    outcome.errors.append(f"{result.path}: the file is read-only; not fixed (make it writable to apply the fixes)")
+                    outcome.remaining.extend(result.findings)
+                    continue
                 except OSError as error:
                     outcome.errors.append(f"{result.path}: cannot write the fixed file ({error.strerror or error}); file left unchanged")
                     outcome.remaining.extend(result.findings)

@@ -254,17 +254,37 @@ def _bound_in_block(ctx: "FileContext", block: cst.BaseSuite, name: str) -> list
     return None
 
 
-def _assigned_before(ctx: "FileContext", body: Sequence[cst.BaseStatement], name: str, before: int | None) -> bool:
+def _assigned_before(ctx: "FileContext", owner: cst.CSTNode, body: Sequence[cst.BaseStatement], name: str, before: int | None) -> bool:
     """A top-level `name = <not the CPU>` in body (or an `if`/`else` that binds it on
-    every branch, not only to the CPU), ending before offset `before` (None: anywhere)."""
-    for statement in body:
-        value = _assigned_value(statement, name)
-        values = [value] if value is not None else _branch_values(ctx, statement, name)
-        if not values or all(_names_the_cpu(ctx, value) for value in values):
-            continue
-        if before is None or ctx.offsets(statement)[1] <= before:
-            return True
-    return False
+    every branch, not only to the CPU), ending before offset `before` (None: anywhere).
+
+    `owner` is the module or function the body belongs to."""
+    end = _first_binding_end(ctx, owner, body, name)
+    return end is not None and (before is None or end <= before)
+
+
+def _first_binding_end(ctx: "FileContext", owner: cst.CSTNode, body: Sequence[cst.BaseStatement], name: str) -> int | None:
+    """Where the first statement of `body` that binds `name` (not to the CPU) ends; None: none does.
+
+    Statements come in order, so the first one also ends first. Found once per
+    body and name: a file of many small functions, each with a fix that asks,
+    would otherwise read every module-level statement once per fix.
+    """
+    found = ctx.shared(_binding_ends)
+    key = (owner, name)
+    if key not in found:
+        found[key] = None
+        for statement in body:
+            value = _assigned_value(statement, name)
+            values = [value] if value is not None else _branch_values(ctx, statement, name)
+            if values and not all(_names_the_cpu(ctx, value) for value in values):
+                found[key] = ctx.offsets(statement)[1]
+                break
+    return found[key]
+
+
+def _binding_ends(ctx: "FileContext") -> dict[tuple[cst.CSTNode, str], int | None]:
+    return {}
 
 
 def device_in_scope(ctx: "FileContext", node: cst.CSTNode) -> str | None:
@@ -294,8 +314,8 @@ def _bound_in(ctx: "FileContext", name: str, functions: list[cst.FunctionDef], s
             return True
         if name in ctx.local_bindings(func):
             body = func.body.body if isinstance(func.body, cst.IndentedBlock) else ()
-            return _assigned_before(ctx, body, name, start)
-    return _assigned_before(ctx, ctx.module.body, name, None if functions else start)
+            return _assigned_before(ctx, func, body, name, start)
+    return _assigned_before(ctx, ctx.module, ctx.module.body, name, None if functions else start)
 
 
 # -- DL401 / DL402 ---------------------------------------------------------------

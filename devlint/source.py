@@ -11,9 +11,16 @@ import tokenize
 import warnings
 from dataclasses import dataclass
 
-# libcst needs about 0.6 GB of memory and 15 s per megabyte of source; a file
-# past this size is reported (DL000) instead of risking the machine's memory.
+# A file past this size is reported (DL000), not read further. Data tables of
+# literals do not count against the token limit below (they are elided before
+# libcst parses), but CPython's syntax tree, which finds them, takes about
+# 0.35 GB per million characters of them.
 MAX_ANALYSED_CHARS = 2_000_000
+# libcst's parser needs 2 to 3.5 kB of memory per token (a name, an operator, a
+# newline), whatever the layout: 3.4 GB for 2 MB of `torch.zeros(1), ` on one
+# line. Text past this many tokens (after data tables are elided) is reported
+# (DL000) instead of parsed: at most about 0.9 GB, and 8 s.
+MAX_PARSED_TOKENS = 250_000
 
 # The recursion limit CPython compiles with by default. Code nested deeper than
 # CPython accepts at this limit cannot run anyway, and libcst's native parser
@@ -21,6 +28,7 @@ MAX_ANALYSED_CHARS = 2_000_000
 # down (a crash no exception handler can catch).
 _PYTHON_RECURSION_LIMIT = 1000
 _TOO_DEEP_MESSAGES = ("too many nested parentheses", "too many statically nested blocks", "too many levels of indentation")
+_WORD_OR_SYMBOL = re.compile(r"\w+|[^\w\s]")
 _LIBCST_PREFIX = re.compile(r"^(?:parser|tokenizer) error:\s*(?:error at \d+:\d+:\s*)?")
 
 
@@ -72,6 +80,60 @@ def too_large(text: str) -> UnreadableSource | None:
     return UnreadableSource(
         f"file too large to analyse ({len(text) / 1_000_000:.1f} million characters; "
         f"devlint parses files up to {MAX_ANALYSED_CHARS // 1_000_000} million)"
+    )
+
+
+@dataclass(frozen=True)
+class TokenCount:
+    total: int
+    in_literals: int  # numbers, strings and the punctuation between them: what data-table elision may blank
+
+
+# What a literal data table (`TABLE = [[1, 2.5], ...]`) is made of, besides numbers and strings.
+_LITERAL_PUNCTUATION = frozenset(",()[]{}:-+")
+_LITERAL_TYPES = frozenset({tokenize.NUMBER, tokenize.STRING, tokenize.NL})
+
+
+def count_tokens(text: str) -> TokenCount | None:
+    """The tokens of `text`, or None for text that cannot have more than libcst may parse.
+
+    CPython's tokenizer streams: counting takes no memory to speak of, unlike
+    CPython's syntax tree of the same text. It is also slow (0.8 s a megabyte
+    on Python 3.11), so a cheap upper bound rules out most files first.
+    """
+    if 2 * len(text) + 1 <= MAX_PARSED_TOKENS:
+        return None  # a token takes a character at least, and each dedent an indent before it
+    if _most_tokens(text) <= MAX_PARSED_TOKENS:
+        return None
+    total = in_literals = 0
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text, newline=None).readline):
+            total += 1
+            if token.type in _LITERAL_TYPES or (token.type == tokenize.OP and token.string in _LITERAL_PUNCTUATION):
+                in_literals += 1
+    except (tokenize.TokenError, SyntaxError):
+        # What CPython compiles, its pure-Python tokenizer may still refuse (a backslash at the end).
+        total = max(total, len(_WORD_OR_SYMBOL.findall(text)))
+    return TokenCount(total, in_literals)
+
+
+def _most_tokens(text: str) -> int:
+    """At least as many as CPython's tokenizer makes of `text`.
+
+    Every name, number, string, operator and comment holds a word or a symbol of
+    its own; a line adds at most a newline, an indent and (later) the dedent
+    that closes it; the end adds two.
+    """
+    lines = text.count("\n") + text.count("\r")
+    return len(_WORD_OR_SYMBOL.findall(text)) + 3 * lines + 3
+
+
+def too_many_tokens(count: int) -> UnreadableSource | None:
+    if count <= MAX_PARSED_TOKENS:
+        return None
+    return UnreadableSource(
+        f"file too large to analyse ({count:,} tokens; devlint parses files of up to {MAX_PARSED_TOKENS:,}, "
+        "as its parser needs about 3 kB of memory per token)"
     )
 
 

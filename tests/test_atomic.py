@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from devlint.atomic import write_atomic
+import devlint.atomic
+from devlint.atomic import ReadOnlyFile, rewrite, write_atomic
 
 
 def test_replaces_the_bytes_and_keeps_the_mode(tmp_path: Path) -> None:
@@ -72,3 +73,47 @@ def test_an_interrupt_during_the_write_is_not_swallowed(tmp_path: Path, monkeypa
         write_atomic(path, b"new\n")
     assert path.read_bytes() == b"old\n"
     assert [p.name for p in tmp_path.iterdir()] == ["net.py"]
+
+
+# -- rewrite: a user's file, as an editor saving it would -------------------------------------------
+def test_rewrite_writes_through_a_symlink(tmp_path: Path) -> None:
+    (tmp_path / "real.py").write_bytes(b"old\n")
+    (tmp_path / "link.py").symlink_to("real.py")
+    rewrite(tmp_path / "link.py", b"new\n")
+    assert os.readlink(tmp_path / "link.py") == "real.py"
+    assert (tmp_path / "real.py").read_bytes() == b"new\n"
+
+
+def test_rewrite_keeps_hard_links_and_leaves_no_backup(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_bytes(b"old old old\n")
+    os.link(tmp_path / "a.py", tmp_path / "b.py")
+    rewrite(tmp_path / "a.py", b"new\n")
+    assert (tmp_path / "b.py").read_bytes() == b"new\n"
+    assert os.path.samefile(tmp_path / "a.py", tmp_path / "b.py")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.py", "b.py"]
+
+
+def test_rewrite_in_place_when_the_owner_cannot_be_given_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a user who may write someone else's file meets: a new file would be theirs."""
+    path = tmp_path / "net.py"
+    path.write_bytes(b"old\n")
+    inode = path.stat().st_ino
+    monkeypatch.setattr(devlint.atomic, "_own_ids", lambda: (-2, -2))  # the file is someone else's
+
+    def refuse(*args: object) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "chown", refuse)
+    rewrite(path, b"new\n")
+    assert (path.read_bytes(), path.stat().st_ino) == (b"new\n", inode)
+    assert [p.name for p in tmp_path.iterdir()] == ["net.py"]
+
+
+@pytest.mark.parametrize("mode", [0o444, 0o400])
+def test_rewrite_refuses_a_read_only_file(tmp_path: Path, mode: int) -> None:
+    path = tmp_path / "net.py"
+    path.write_bytes(b"old\n")
+    path.chmod(mode)
+    with pytest.raises(ReadOnlyFile):
+        rewrite(path, b"new\n")
+    assert path.read_bytes() == b"old\n"

@@ -102,6 +102,21 @@ def test_output_file_that_cannot_be_written(project: Path) -> None:
     assert "Traceback" not in result.output
 
 
+def test_output_file_in_a_missing_folder_fails_before_the_check(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import devlint.engine
+
+    def must_not_run(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the check ran")
+
+    monkeypatch.setattr(devlint.engine, "check_files", must_not_run)
+    result = run("--output-file", "missing/dir/report.txt", "pkg")
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == "devlint: error: cannot write missing/dir/report.txt: no such folder missing/dir\n"
+    (project / "taken").write_text("")
+    result = run("--output-file", "taken/report.txt", "pkg")
+    assert (result.exit_code, result.stderr) == (2, "devlint: error: cannot write taken/report.txt: taken is not a folder\n")
+
+
 def test_json_format(project: Path) -> None:
     result = run("--format", "json", "pkg")
     assert result.exit_code == 1

@@ -6,6 +6,9 @@ import codecs
 import os
 import shutil
 import stat
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import libcst as cst
@@ -16,6 +19,7 @@ import devlint.fixer
 from devlint.cli import main
 from devlint.finding import Edit, Finding, Fix, Position
 from devlint.fixer import choose_fixes
+from unprivileged import SKIP_REASON, unprivileged_prefix
 
 REPO = Path(__file__).resolve().parent.parent
 PUBLIC = REPO.parent / "shared" / "eval" / "public"
@@ -218,3 +222,127 @@ def test_every_fixture_fixes_to_valid_code_and_settles(tmp_path: Path) -> None:
     code, out, err = run("--diff", "--unsafe-fixes", str(tmp_path))
     assert (code, out) == (0, "") and "Traceback" not in err
     assert {path: path.read_bytes() for path in copies} == first
+
+
+# -- the file system: links, owner, read-only files ----------------------------------------------------
+def test_fix_through_a_symlink_fixes_the_file_it_points_to(tmp_path: Path) -> None:
+    real = tmp_path / "src" / "net.py"
+    real.parent.mkdir()
+    real.write_text(BROKEN, encoding="utf-8")
+    link = tmp_path / "link.py"
+    link.symlink_to(Path("src") / "net.py")
+    code, _, err = run("--fix", str(link))
+    assert (code, err) == (1, "Fixed 3 problems.\n")
+    assert link.is_symlink() and os.readlink(link) == str(Path("src") / "net.py")
+    assert real.read_text(encoding="utf-8") == SAFE_FIXED
+    assert sorted(p.name for p in real.parent.iterdir()) == ["net.py"]
+
+
+def test_fix_keeps_hard_links(tmp_path: Path) -> None:
+    first = tmp_path / "a.py"
+    first.write_text(BROKEN, encoding="utf-8")
+    second = tmp_path / "b.py"
+    os.link(first, second)
+    inode = first.stat().st_ino
+    code, _, err = run("--fix", str(first))
+    assert (code, err) == (1, "Fixed 3 problems.\n")
+    assert first.stat().st_ino == second.stat().st_ino == inode
+    assert first.stat().st_nlink == 2
+    assert second.read_text(encoding="utf-8") == SAFE_FIXED
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.py", "b.py"]  # no backup left behind
+
+
+def test_failed_write_of_a_hard_linked_file_restores_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = tmp_path / "a.py"
+    first.write_text(BROKEN, encoding="utf-8")
+    os.link(first, tmp_path / "b.py")
+    real_write = os.write
+
+    def full_disk(fd: int, data: bytes) -> int:
+        if b".to(device)" in bytes(data):  # the fixed text: half of it lands, then the disk is full
+            real_write(fd, bytes(data)[: len(data) // 2])
+            raise OSError(28, "No space left on device")
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", full_disk)
+    code, out, err = run("--fix", str(first))
+    assert first.read_bytes() == BROKEN.encode("utf-8")
+    assert f"devlint: {first}: cannot write the fixed file (No space left on device); file left unchanged" in err
+    assert code == 1 and "Found 5 problems" in out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.py", "b.py"]
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="giving a file to another user needs root")
+def test_fix_keeps_the_owner(broken: Path) -> None:
+    os.chown(broken, 65534, 65534)
+    run("--fix", str(broken))
+    assert broken.read_text(encoding="utf-8") == SAFE_FIXED
+    assert (broken.stat().st_uid, broken.stat().st_gid) == (65534, 65534)
+
+
+def test_fix_as_another_user_keeps_the_owner(tmp_path: Path) -> None:
+    """A file someone else owns but lets this user write is fixed in place: a new file would be this user's."""
+    prefix = unprivileged_prefix()
+    if not prefix:
+        pytest.skip(SKIP_REASON if prefix is None else "runs as root, fixing a file as user 65534")
+    top = Path(tempfile.mkdtemp(prefix="devlint-owner-"))
+    try:
+        top.chmod(0o777)
+        path = top / "net.py"
+        path.write_text(BROKEN, encoding="utf-8")
+        path.chmod(0o666)
+        process = subprocess.run(
+            [*prefix, sys.executable, "-m", "devlint", "check", "--no-cache", "--fix", "net.py"],
+            cwd=top,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert (process.returncode, process.stderr) == (1, "Fixed 3 problems.\n")
+        assert path.read_text(encoding="utf-8") == SAFE_FIXED
+        assert (path.stat().st_uid, stat.S_IMODE(path.stat().st_mode)) == (0, 0o666)
+        assert sorted(p.name for p in top.iterdir()) == ["net.py"]
+    finally:
+        shutil.rmtree(top)
+
+
+def test_read_only_file_is_not_fixed(broken: Path) -> None:
+    broken.chmod(0o444)
+    code, out, err = run("--fix", str(broken))
+    assert broken.read_text(encoding="utf-8") == BROKEN
+    assert err == f"devlint: {broken}: the file is read-only; not fixed (make it writable to apply the fixes)\nFixed 0 problems.\n"
+    assert code == 1 and "Found 5 problems" in out
+    assert stat.S_IMODE(broken.stat().st_mode) == 0o444
+
+
+def test_choosing_fixes_agrees_with_comparing_every_pair() -> None:
+    """The fixes of a pass are found without comparing each edit with every one chosen
+    before it (quadratic on a file with thousands of fixes), and are the same ones."""
+    import random
+
+    def pairwise(findings: list[Finding], length: int) -> list[Fix]:
+        chosen: list[Fix] = []
+        taken: list[Edit] = []
+        candidates = sorted((f.fix for f in findings if f.fix is not None), key=lambda fix: min((e.start, e.end) for e in fix.edits))
+        for fix in candidates:
+            edits = fix.edits
+            if any(e.start < 0 or e.end > length or e.start > e.end for e in edits):
+                continue
+            if any(devlint.fixer._overlaps(a, b) for i, a in enumerate(edits) for b in edits[i + 1 :]):
+                continue
+            if any(devlint.fixer._overlaps(e, other) for e in edits for other in taken):
+                continue
+            chosen.append(fix)
+            taken.extend(edits)
+        return chosen
+
+    generator = random.Random(20)
+    for _ in range(300):
+        findings = []
+        for _ in range(generator.randint(1, 25)):
+            edits = []
+            for _ in range(generator.randint(1, 3)):
+                start = generator.randint(0, 60)
+                edits.append(Edit(start, start + generator.choice([0, 0, 1, 2, 5]), "x"))
+            findings.append(Finding("DL401", "m", "p.py", Position(1, 1), Position(1, 1), Fix(tuple(edits), safe=True)))
+        assert choose_fixes(findings, False, 62) == pairwise(findings, 62)

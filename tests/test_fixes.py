@@ -265,3 +265,29 @@ def test_map_location_in_a_function_with_an_elif_chain() -> None:
     assert _applied(ctx, fixes.add_map_location(ctx, _call_named(ctx, "torch.load"))).endswith(
         "    return torch.load(path, map_location=device)\n"
     )
+
+
+def test_device_in_scope_reads_each_statement_once_per_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file of many small functions, each with a `.cuda()` fix, costs time linear in its size:
+    the statements that may bind the device are read once, not once per fix."""
+    from collections import Counter
+    from pathlib import Path
+
+    from devlint.engine import check_bytes
+
+    functions = 200
+    # The device is chosen after the functions, as in a script whose main code comes last.
+    source = "import torch\n" + "".join(f"def f{i}(x):\n    y = x + 1\n    return y.cuda()\n" for i in range(functions))
+    source += "device = pick()\n"
+    read: Counter[tuple[int, str]] = Counter()
+    original = fixes._assigned_value
+
+    def counting(statement: cst.BaseStatement, name: str) -> cst.BaseExpression | None:
+        read[id(statement), name] += 1
+        return original(statement, name)
+
+    monkeypatch.setattr(fixes, "_assigned_value", counting)
+    result = check_bytes(source.encode(), Path("m.py"), "m.py", Settings(), keep_source=True)
+    assert [(f.code, f.start.line) for f in result.findings] == [("DL101", 4 + 3 * i) for i in range(functions)]
+    assert apply_edits(source, [f.fix for f in result.findings if f.fix is not None]) == source.replace(".cuda()", ".to(device)")
+    assert max(read.values()) == 1

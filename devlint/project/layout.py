@@ -37,7 +37,7 @@ def real(path: Path) -> Path:
 
 def import_roots(root: Path) -> tuple[Path, ...]:
     src = root / "src"
-    return (root, src) if src.is_dir() else (root,)
+    return (root, src) if os.path.isdir(src) else (root,)  # False where this user may not look
 
 
 def module_name(path: Path, root: Path) -> str | None:
@@ -77,6 +77,6 @@ def module_file(name: str, roots: tuple[Path, ...]) -> Path | None:
     for root in roots:
         candidate = root.joinpath(*parts)
         for path in (candidate.with_suffix(".py"), candidate / "__init__.py"):
-            if path.is_file():
+            if os.path.isfile(path):
                 return path
     return None
