@@ -349,3 +349,53 @@ def test_a_tensor_parameter_lives_where_the_caller_put_it() -> None:
         "`.numpy()` on `t.detach()`, which is on `t`'s device, which the caller chooses: numpy cannot read "
         "accelerator memory; convert with `t.detach().cpu()` first (or `.item()` for a number)"
     ]
+
+
+def test_array_libraries_convert_what_they_are_given() -> None:
+    # coqui TTS: `np.isinf(grad_norm)` after `clip_grad_norm_` (a tensor where the parameters are);
+    # han's `metrics.confusion_matrix(y, pred)`; matplotlib's `plt.imshow`.
+    source = """
+    import matplotlib.pyplot as plt
+    import numpy as np
+    import torch
+    from sklearn import metrics
+
+
+    def train(model, loader, device):
+        model.to(device)
+        for x, y in loader:
+            x, y = x.to(device), y.to(device)
+            out = model(x)
+            norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            if np.isinf(norm) or np.ndim(out) > 2:
+                continue
+            pred = out.max(1)[1]
+            print(metrics.f1_score(y.cpu(), pred))
+            plt.imshow(out[0], cmap="gray")
+    """
+    assert findings(source) == [("DL302", 13, 12), ("DL302", 16, 15), ("DL302", 17, 9)]
+    assert messages(source)[1] == (
+        "`sklearn.metrics.f1_score` on `pred`, which is on `device` (moved by `.to()`, line 8): numpy cannot read "
+        "accelerator memory; convert with `pred.cpu()` first (or `.item()` for a number)"
+    )
+
+
+def test_a_modules_own_parameters_are_on_its_device() -> None:
+    # stable-baselines3's TD3 policy: `parameters_to_vector(self.parameters()).detach().numpy()`.
+    source = """
+    import torch.nn as nn
+    from torch.nn.utils import parameters_to_vector
+
+
+    class Policy(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = nn.Linear(4, 4)
+
+        def flat(self):
+            return parameters_to_vector(self.parameters()).detach().numpy()
+
+        def named(self):
+            return {name: p.numpy() for name, p in self.named_parameters()}
+    """
+    assert findings(source) == [("DL302", 11, 16), ("DL302", 14, 23)]

@@ -219,6 +219,11 @@ def call_method(run: Evaluation, node: cst.Call, func: cst.Attribute) -> Value:
         if target is not None:
             return call_local(run, node, target, arguments(run, node), skip_self=not target.is_static, receiver=None if own_self else receiver)
         if own_self:
+            info = run.solver.program.classes[receiver.cls]
+            if info.is_module and held is None:
+                found = torch_calls.module_tensors(method, MODULE_DEVICE, None)
+                if found.kind is not Kind.UNKNOWN:
+                    return found  # `self.parameters()`: on the module's device
             # Not a method of the class: a callable it keeps (`self.network(x)`), a module most often.
             return call_value(run, node, held or F.UNKNOWN, func)
     if receiver.kind is Kind.MODULE and receiver.cls in run.solver.program.classes:

@@ -14,7 +14,7 @@ from devlint.analysis.class_facts import nn_owns_no_state
 from devlint.analysis.evaluation import Arguments, Evaluation
 from devlint.analysis.events import NumpyOnDevice, Operand
 from devlint.analysis.expressions import batch_value
-from devlint.analysis.facts import CPU, Kind, Place, PlaceKind, Value
+from devlint.analysis.facts import CPU, Kind, Origin, Place, PlaceKind, Value
 from devlint.analysis.guards import device_type_of_string, string_value
 from devlint.analysis.imported import ImportedClass, ImportedFunction
 from devlint.analysis.naming import is_device_name
@@ -23,6 +23,7 @@ from devlint.analysis.placement import combine, write_into
 from devlint.analysis.shapes import full_reduction
 from devlint.analysis.usage import own_members
 from devlint.analysis.torchapi import (
+    converts_to_array,
     CPU_ARGUMENTS,
     CROSS_DEVICE_METHODS,
     CUDA_TENSOR_TYPES,
@@ -36,7 +37,6 @@ from devlint.analysis.torchapi import (
     MODULE_WRAPPERS,
     NO_TENSOR_CALLS,
     NON_TENSOR_METHODS,
-    NUMPY_CONVERTERS,
     PARAMETER_CLASSES,
     SCATTERING_WRAPPERS,
     SHAPE_ONLY_METHODS,
@@ -61,6 +61,8 @@ _TQDM = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.st
 _NOT_TENSOR_NAMESPACES = ("torch.cuda.", "torch.backends.", "torch.distributed.", "torch.utils.")
 # Module methods that return the module itself.
 _MODULE_RETURNING = frozenset({"train", "eval", "float", "double", "half", "bfloat16", "requires_grad_", "zero_grad", "apply", "share_memory"})
+# A module's own tensors, where the module is: `parameters()`, `named_buffers()` (name, tensor) pairs.
+_MODULE_TENSORS = frozenset({"parameters", "buffers", "named_parameters", "named_buffers"})
 _MOVES = frozenset({"to", "cuda", "cpu", "type", "type_as", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"})
 
 
@@ -91,9 +93,10 @@ def call_qualified(run: Evaluation, node: cst.Call, qualified: str) -> Value:
         if keywords_unpacked(node):
             return Value(Kind.TENSOR)
         return args[0][1].at(args[0][1].place, kind=Kind.TENSOR, batch=None) if args else F.UNKNOWN
-    if qualified in NUMPY_CONVERTERS:
+    if converts_to_array(qualified):
         args = arguments(run, node)
-        numpy_check(run, node, args[:1], qualified.replace("numpy.", "np."))
+        positional = [value for value, arg in zip(args, node.args) if arg.keyword is None and not arg.star]
+        numpy_check(run, node, positional, qualified.replace("numpy.", "np.").replace("matplotlib.pyplot.", "plt."))
         return F.SCALAR
     if qualified in PARAMETER_CLASSES:
         args = arguments(run, node)
@@ -379,12 +382,18 @@ def call_on(run: Evaluation, node: cst.Call, func: cst.Attribute, receiver: Valu
         if method in ("values", "get", "pop"):
             return replace(receiver, part=True)
         return receiver if method not in SHAPE_ONLY_METHODS else F.SCALAR
+    if (
+        receiver.kind is Kind.UNKNOWN
+        and method in _MODULE_TENSORS
+        and receiver.place.known
+        and not any(method in info.methods for info in run.solver.program.by_key.values())
+    ):
+        # Only a module has `.parameters()` among what `model` could be: `model.to(device)` moved it.
+        receiver = replace(receiver, kind=Kind.MODULE, weak=False)
     if receiver.kind is Kind.MODULE:
         if method in _MODULE_RETURNING:
             return receiver
-        if method in ("parameters", "buffers"):
-            return Value(Kind.SEQ, elem=Value(Kind.TENSOR, receiver.place, receiver.origin))
-        return F.UNKNOWN
+        return module_tensors(method, receiver.place, receiver.origin)
     # Only a tensor has `x.unsqueeze`, `x.detach`, `x.masked_fill`: the receiver is one.
     shown = receiver.kind is Kind.UNKNOWN and method in TENSOR_ONLY_MEMBERS and not receiver.weak and method not in own_members(run.solver.program)
     if shown:
@@ -422,6 +431,14 @@ def call_on(run: Evaluation, node: cst.Call, func: cst.Attribute, receiver: Valu
         return receiver.at(receiver.place, weak=True)
     escape(run, node, args)
     return F.UNKNOWN
+
+
+def module_tensors(method: str, place: Place, origin: Origin | None) -> Value:
+    """What a module's method gives of its tensors (UNKNOWN for any other method)."""
+    if method not in _MODULE_TENSORS:
+        return F.UNKNOWN
+    tensor = Value(Kind.TENSOR, place, origin)
+    return Value(Kind.SEQ, elem=F.tuple_of([F.SCALAR, tensor]) if method.startswith("named_") else tensor)
 
 
 def move(run: Evaluation, node: cst.Call, method: str, receiver: Value) -> Value:

@@ -30,7 +30,9 @@ class NumpyOnDevice(Rule):
                 advice = "convert each tensor with `.item()` (or `.cpu()`) before collecting it"
                 what = f"`{tensor}`, which {where(event.tensor, self.ctx.line_of)}"
             else:
-                advice = f"convert with `{tensor}.cpu()` first (or `.item()` for a number)"
+                # A shortened snippet with `.cpu()` after it would read as code that is not there.
+                shown = f"`{tensor}.cpu()`" if tensor == code(self.ctx.module, event.tensor.expr, 10_000) else "`.cpu()`"
+                advice = f"convert with {shown} first (or `.item()` for a number)"
                 what = f"`{tensor}`, which is {where(event.tensor, self.ctx.line_of)}"
                 fix = cpu_before_numpy(self.ctx, event.node) if event.via == ".numpy()" else append_cpu(self.ctx, event.tensor.expr)
             self.report(

@@ -109,15 +109,25 @@ SHAPE_TENSORS = frozenset({"torch.onnx.operators.shape_as_tensor", "torch._shape
 # Calls that return nothing a device can be read from.
 NO_TENSOR_CALLS = frozenset({"torch.load", "torch.save", "torch.manual_seed", "torch.is_tensor", "torch.numel", "torch.set_default_device"})
 
-# numpy entry points that convert a tensor (or a list of them) through __array__.
-NUMPY_CONVERTERS = frozenset(
+# Libraries whose functions read array-likes through numpy (`np.asarray`, `__array__`): a tensor
+# in accelerator memory raises TypeError there ("can't convert cuda:0 device type tensor to
+# numpy"), in `np.isinf(grad_norm)` as in `sklearn.metrics.f1_score(y, pred)` or `plt.imshow(x)`.
+ARRAY_LIBRARIES = ("numpy.", "scipy.", "sklearn.", "matplotlib.pyplot.")
+# What looks at an object without converting it (`np.ndim` reads `.ndim`), or takes no data.
+_LOOKS_WITHOUT_CONVERTING = frozenset(
     f"numpy.{name}"
     for name in (
-        "asarray", "array", "asanyarray", "ascontiguousarray", "sum", "mean", "std", "var", "max", "min",
-        "argmax", "argmin", "concatenate", "stack", "vstack", "hstack", "median", "percentile", "round",
-        "save", "savetxt", "unique", "where", "abs", "exp", "log", "sqrt", "clip", "cumsum", "prod",
+        "isscalar", "ndim", "shape", "size", "iterable", "result_type", "dtype", "issubdtype", "set_printoptions",
+        "printoptions", "seterr", "errstate", "random.seed", "random.default_rng", "random.RandomState", "random.get_state",
+        "random.set_state", "random.randint", "random.rand", "random.randn", "random.random", "random.uniform",
     )
 )  # fmt: skip
+
+
+def converts_to_array(qualified: str) -> bool:
+    """Does this function of an array library convert its positional arguments with numpy?"""
+    return qualified.startswith(ARRAY_LIBRARIES) and qualified not in _LOOKS_WITHOUT_CONVERTING
+
 
 # -- loading and saving --------------------------------------------------------------------------
 LOAD_FUNCTIONS = frozenset({"torch.load", "torch.serialization.load"})
