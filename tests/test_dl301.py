@@ -1242,3 +1242,38 @@ def f(x, device, cfg):
 @pytest.mark.parametrize("source", NEGATIVES.values(), ids=NEGATIVES.keys())
 def test_single_device_operations_are_not_reported(source: str) -> None:
     assert findings(source) == []
+
+
+def test_lengths_computed_on_the_device_for_pack_padded_sequence() -> None:
+    # ParlAI's RNNEncoder (`x_lens` from the CUDA token ids) and sentence-transformers' LSTM
+    # (`torch.clamp(features["sentence_lengths"])`): PyTorch >= 1.7 wants CPU lengths.
+    source = """
+    import torch
+    import torch.nn as nn
+    from torch.nn.utils.rnn import pack_padded_sequence
+
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(10, 4)
+
+        def forward(self, xs, lengths):
+            x_lens = (xs != 0).int().sum(dim=1)
+            packed = pack_padded_sequence(self.emb(xs), x_lens, batch_first=True)
+            given = pack_padded_sequence(self.emb(xs), lengths, batch_first=True)
+            moved = pack_padded_sequence(self.emb(xs), x_lens.cpu(), batch_first=True)
+            return packed, given, moved
+
+
+    def encode(batch, device):
+        lengths = torch.clamp(batch["lengths"].to(device), min=1)
+        return nn.utils.rnn.pack_padded_sequence(batch["tokens"].to(device), lengths=lengths)
+    """
+    assert findings(source) == [("DL301", 13, 18), ("DL301", 21, 12)]
+    assert messages(source) == [
+        "`pack_padded_sequence()` requires `lengths` on the CPU, but `x_lens` is on the device of the module's inputs; "
+        "pass `x_lens.cpu()`",
+        "`pack_padded_sequence()` requires `lengths` on the CPU, but `lengths` is on `device` (moved by `.to()`, line 20); "
+        "pass `lengths.cpu()`",
+    ]

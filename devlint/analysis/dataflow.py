@@ -22,7 +22,7 @@ from typing import Any
 import libcst as cst
 
 from devlint.analysis import facts as F
-from devlint.analysis.events import Conflict, DiscardedMove, NumpyOnDevice, SplitReturn
+from devlint.analysis.events import Conflict, CpuArgumentOnDevice, DiscardedMove, NumpyOnDevice, SplitReturn
 from devlint.analysis.facts import CPU, Kind, Origin, Place, PlaceKind, Value, conflicting
 from devlint.analysis.environment import Env
 from devlint.analysis.interpreter import FunctionRun, function_body
@@ -55,6 +55,7 @@ class DeviceAnalysis:
         self.discarded: list[DiscardedMove] = []
         self.numpy: list[NumpyOnDevice] = []
         self.split_returns: list[SplitReturn] = []
+        self.cpu_arguments: list[CpuArgumentOnDevice] = []
         # What the file tells its importers (summary.py).
         self.classes: list[ClassInfo] = []
         self.returns: dict[str, tuple[tuple[str, ...], Value]] = {}
@@ -177,6 +178,7 @@ class Solver:
         self.analysis.discarded = [e for e in events if isinstance(e, DiscardedMove)]
         self.analysis.numpy = [e for e in events if isinstance(e, NumpyOnDevice)]
         self.analysis.split_returns = [e for e in events if isinstance(e, SplitReturn)]
+        self.analysis.cpu_arguments = [e for e in events if isinstance(e, CpuArgumentOnDevice)]
 
     def _top_level(self) -> dict[str, Value]:
         """The module body's variables as it leaves them (before moves made in functions)."""

@@ -52,3 +52,14 @@ class SplitReturn:
     factory: Operand
     other: Operand
     function: str
+
+
+@dataclass(frozen=True)
+class CpuArgumentOnDevice:
+    """A tensor that is on an accelerator passed where PyTorch requires a CPU tensor
+    (`pack_padded_sequence(x, lengths)`: "'lengths' argument should be a 1D CPU int64 tensor")."""
+
+    node: cst.Call
+    argument: Operand
+    parameter: str  # "lengths"
+    function: str  # "pack_padded_sequence"

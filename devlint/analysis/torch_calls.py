@@ -12,7 +12,7 @@ from devlint.analysis import facts as F
 from devlint.analysis.call_arguments import arguments, device_keyword, flat, keyword, keywords_unpacked, maybe_moved_module
 from devlint.analysis.class_facts import nn_owns_no_state
 from devlint.analysis.evaluation import Arguments, Evaluation
-from devlint.analysis.events import NumpyOnDevice, Operand
+from devlint.analysis.events import CpuArgumentOnDevice, NumpyOnDevice, Operand
 from devlint.analysis.expressions import batch_value
 from devlint.analysis.facts import CPU, Kind, Origin, Place, PlaceKind, Value
 from devlint.analysis.guards import device_type_of_string, string_value
@@ -25,6 +25,7 @@ from devlint.analysis.usage import own_members
 from devlint.analysis.torchapi import (
     converts_to_array,
     CPU_ARGUMENTS,
+    CPU_REQUIRED_ARGUMENTS,
     CROSS_DEVICE_METHODS,
     CUDA_TENSOR_TYPES,
     DIMS_PRESERVING_FUNCTIONS,
@@ -221,6 +222,8 @@ def _torch_function(run: Evaluation, node: cst.Call, qualified: str) -> Value:
         return F.SCALAR  # `_pair(kernel_size)`: a tuple of ints
     if qualified in SHAPE_TENSORS:
         return Value(Kind.TENSOR, CPU, scalar=True)  # a shape, always on the CPU, used as sizes
+    if qualified in CPU_REQUIRED_ARGUMENTS:
+        _check_cpu_argument(run, node, qualified, args)
     if qualified in CPU_ARGUMENTS:
         # Arguments PyTorch wants on the CPU whatever the device (RNN lengths, CTC targets).
         keep = CPU_ARGUMENTS[qualified]
@@ -233,6 +236,30 @@ def _torch_function(run: Evaluation, node: cst.Call, qualified: str) -> Value:
         if dims is not None:
             result = replace(result, dims=dims, scalar=result.scalar or dims == 0)
     return result
+
+
+def _check_cpu_argument(run: Evaluation, node: cst.Call, qualified: str, args: Arguments) -> None:
+    """A tensor this function computed on the device, passed where PyTorch requires the CPU.
+
+    A parameter passed on as it came is not reported: callers hand `lengths` on the CPU as
+    documented, whatever the analysis assumes of a module's inputs. What the function computes
+    from a device tensor (`(xs != 0).sum(1)`, `torch.clamp(batch["lengths"], min=1)`) is where
+    that tensor is.
+    """
+    position, keyword = CPU_REQUIRED_ARGUMENTS[qualified]
+    found = [
+        (expr, value)
+        for index, ((expr, value), arg) in enumerate(zip(args, node.args))
+        if (arg.keyword.value if arg.keyword else index) in (position, keyword)
+    ]
+    if not found:
+        return
+    expr, value = found[0]
+    if value.kind is not Kind.TENSOR or value.weak or not value.place.on_accelerator or value.place in run.cpu_places:
+        return
+    if isinstance(expr, cst.Name) and run.func is not None and any(p.name.value == expr.value for p in run.func.params) and value.origin is None:
+        return
+    run.solver.record(run.key, node, CpuArgumentOnDevice(node, Operand(expr, value), keyword, qualified.rsplit(".", 1)[-1]))
 
 
 def _function_dims(qualified: str, args: Arguments) -> int | None:

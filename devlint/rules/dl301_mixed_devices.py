@@ -27,6 +27,9 @@ class MixedDevices(Rule):
     module of the file holding only numbers), code in `__init__` before the
     module can have been moved, and branches whose test shows the device is
     the CPU (`if device.type == "cpu":`).
+
+    Also reported: a tensor computed on the device passed where PyTorch
+    requires a CPU tensor (`pack_padded_sequence`'s `lengths`).
     """
 
     code = "DL301"
@@ -46,4 +49,13 @@ class MixedDevices(Rule):
                 f"but `{code(module, device.expr)}` is {where(device, self.ctx.line_of)}; put both on one device "
                 f"(`.to({target})`, or create it with `device={target}`)",
                 related=cited(cpu, device),
+            )
+        for event in self.ctx.devices.run().cpu_arguments:
+            module = self.ctx.module
+            shown = code(module, event.argument.expr)
+            self.report(
+                event.node,
+                f"`{event.function}()` requires `{event.parameter}` on the CPU, but `{shown}` is "
+                f"{where(event.argument, self.ctx.line_of)}; pass `{shown}.cpu()`",
+                related=cited(event.argument),
             )

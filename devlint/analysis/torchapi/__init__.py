@@ -104,6 +104,12 @@ CPU_ARGUMENTS: dict[str, frozenset[int | str]] = {
     "torch.nn.functional.ctc_loss": frozenset({0, "log_probs"}),
     "torch.ctc_loss": frozenset({0, "log_probs"}),
 }
+# Arguments PyTorch requires on the CPU, as (position, keyword): a tensor on an accelerator there
+# raises. `pack_padded_sequence` documents `lengths` "must be on the CPU if provided as a tensor"
+# (since PyTorch 1.7).
+CPU_REQUIRED_ARGUMENTS: dict[str, tuple[int, str]] = {
+    "torch.nn.utils.rnn.pack_padded_sequence": (1, "lengths"),
+}
 # `torch._shape_as_tensor(x)` is x's shape as a CPU tensor, used as sizes (ONNX export).
 SHAPE_TENSORS = frozenset({"torch.onnx.operators.shape_as_tensor", "torch._shape_as_tensor"})
 # Calls that return nothing a device can be read from.
