@@ -409,3 +409,53 @@ def test_callers_on_different_devices_leave_a_helper_device_agnostic() -> None:
         return sinc(torch.arange(4)) + on_device(device)
     """
     assert findings(source) == [("DL301", 25, 12)]
+
+
+def test_an_optional_input_of_forward_is_on_the_modules_device() -> None:
+    # doctr's SAR decoder: the start symbol is made on the CPU, then each step's symbol comes from
+    # `gt` (an optional input) or from the logits; the first step feeds the CPU one to `self.embed`.
+    source = """
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    class Decoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Linear(5, 4, bias=False)
+            self.out = nn.Linear(4, 5)
+
+        def forward(self, features, gt=None):
+            symbol = torch.zeros((features.shape[0], 5))
+            for t in range(3):
+                logits = self.out(self.embed(symbol))
+                if gt is not None:
+                    step = gt[:, t]
+                else:
+                    step = logits.argmax(-1)
+                symbol = F.one_hot(step, 5).to(dtype=torch.float32)
+            return logits
+    """
+    assert findings(source) == [("DL303", 13, 18)]
+
+
+def test_a_default_made_on_the_cpu_for_an_optional_input() -> None:
+    # asteroid's PMSQE loss: `pad_mask = torch.ones(...)` when the caller gives none.
+    source = """
+    import torch
+    import torch.nn as nn
+
+
+    class Loss(nn.Module):
+        def forward(self, est, target, pad_mask=None):
+            if pad_mask is None:
+                pad_mask = torch.ones(est.shape[0], est.shape[1], 1)
+            return ((est - target) * pad_mask).mean()
+
+
+    def helper(x, weights=None):
+        # Outside forward() an optional argument is the callers' business: often CPU data only.
+        return x if weights is None else weights.numpy()
+    """
+    assert findings(source) == [("DL303", 8, 24)]

@@ -103,7 +103,8 @@ class FunctionRun:
             default = self._param_default(func, param)
             # forward()'s inputs are on the module's device wherever it is called from: a
             # caller's own mix is checked at the call, against the module's placement.
-            is_forward = default.place == INPUT_DEVICE
+            # An optional input (`mask=None`) is what the callers pass where they pass one.
+            is_forward = default.place == INPUT_DEVICE and not is_none(param.default)
             fact = facts.get(name) if called and not is_forward else None
             if fact is not None and fact.place == CPU and self._inputs_on_the_cpu(func, facts):
                 # A caller that runs the model on the CPU hands it a CPU mask too: beside
@@ -144,19 +145,24 @@ class FunctionRun:
         return first is not None and first.place == CPU
 
     def _param_default(self, func: FunctionInfo, param: cst.Param) -> Value:
+        """What a parameter holds as the function starts. An input of forward() that defaults to
+        None (`mask=None`, `gt=None`) is on the module's device where a caller passes one, as the
+        others are; elsewhere such a parameter is left to the callers (many pass only CPU data
+        to an optional argument, a helper cannot tell)."""
         name = param.name.value
-        if is_none(param.default):
-            return F.NONE
+        cls = func.cls
+        forward = cls is not None and cls.is_module and func.name == "forward"
+        if is_none(param.default) and (not forward or is_device_name(name, self.solver.settings)):
+            return F.NONE  # `device=None`: torch's default device
         if is_device_name(name, self.solver.settings):
             return Value(Kind.DEVICE, Place(PlaceKind.DEVICE, name))
         if number_parameter(param):
             return F.SCALAR
         if is_loader_name(name, self.solver.settings):
             return Value(Kind.LOADER, elem=batch_value(self, name, param))
-        cls = func.cls
-        if cls is not None and cls.is_module and func.name == "forward":
+        if forward:
             # Working code calls a module with inputs on the module's device.
-            return Value(Kind.TENSOR, INPUT_DEVICE, in_module=cls.name)
+            return Value(Kind.TENSOR, INPUT_DEVICE, in_module=cls.name)  # type: ignore[union-attr]
         kind = Kind.TENSOR if name in tensor_parameters(func, self.solver.program, self.solver.names) else Kind.UNKNOWN
         return Value(kind, Place(PlaceKind.FOLLOWS, name))
 

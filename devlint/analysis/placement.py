@@ -61,10 +61,13 @@ def combine(run: Evaluation, node: cst.CSTNode, operands: Arguments, module: Ope
         # A tensor that is a fresh CPU tensor on one path meets one on the device (or the caller's).
         # Two tensors both fresh on the same kind of path (`if empty: a, b = zeros(), zeros()`)
         # are correlated, not a conflict: only a tensor placed on every path counts.
-        others = [v for e, v in operands if e is not split.expr and not v.weak and v.cpu_path is None and (v.place.on_accelerator or _caller_placed(v))]
+        candidates = [Operand(e, v) for e, v in operands if e is not split.expr]
+        if module is not None:
+            candidates.insert(0, module)  # `self.embed(symbol)`: the layer's weights are where the module is
+        others = [op for op in candidates if not op.value.weak and op.value.cpu_path is None and (op.value.place.on_accelerator or _caller_placed(op.value))]
         if others:
             fresh = Value(Kind.TENSOR, CPU, split.value.cpu_path)
-            run.conflict(node, Operand(split.expr, fresh), Operand(next(e for e, v in operands if v is others[0]), others[0]))
+            run.conflict(node, Operand(split.expr, fresh), others[0])
             return F.UNREACHED
     # In a branch that only runs where `device` is the CPU, a tensor on `device` is a CPU tensor.
     tensors = [Operand(op.expr, op.value.at(CPU)) if op.value.place in run.cpu_places else op for op in tensors]

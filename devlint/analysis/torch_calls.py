@@ -497,7 +497,8 @@ def move(run: Evaluation, node: cst.Call, method: str, receiver: Value) -> Value
     classes = run.solver.program.classes
     if receiver.kind is Kind.INSTANCE and receiver.cls in classes and classes[receiver.cls].is_module:
         kind = Kind.MODULE
-    origin = replace(run.origin(node, what), moved=True)
+    # `.to(dtype=...)` keeps the place: a conversion, not a move the code chose.
+    origin = replace(run.origin(node, what), moved=method in ("cuda", "cpu") or place != receiver.place)
     return Value(kind, place, origin, cls=receiver.cls, elem=receiver.elem if receiver.kind is Kind.SEQ else None, dims=dims, scalar=dims == 0)
 
 
