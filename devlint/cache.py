@@ -35,9 +35,10 @@ from devlint.analysis.summary import ModuleSummary
 from devlint.finding import Edit, Finding, Fix, Position
 from devlint.reading import read_regular
 
+from devlint.file_result import FileResult
+
 if TYPE_CHECKING:
     from devlint.config import Settings
-    from devlint.engine import FileResult
 
 CACHE_DIR = ".devlint_cache"
 _FORMAT = 3  # 2: fix edits carry their lines and columns; 3: project summaries and facts
@@ -226,7 +227,6 @@ class Cache:
 
     def lookup(self, path: Path, display: str, settings: "Settings | None" = None) -> "FileResult | None":
         """The cached result if the file is unchanged, its findings reported under `display`."""
-        from devlint.engine import FileResult
 
         name = os.path.abspath(path)
         entry = self._entries.get(name)

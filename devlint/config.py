@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from devlint.codes import known_codes
 from devlint.patterns import PathPattern, anchored, matches
 
 
@@ -355,12 +356,6 @@ class SettingsResolver:
 
 
 # -- rule selection ------------------------------------------------------------------
-def known_codes() -> tuple[str, ...]:
-    from devlint.rules import all_infos
-
-    return tuple(info.code for info in all_infos())
-
-
 def validate_selectors(selectors: Iterable[str], where: str) -> None:
     codes = known_codes()
     for selector in selectors:

@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
 from typing import Protocol
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from devlint.analysis.summary import ModuleSummary
 from devlint.config import Settings, enabled_codes, ignored_for_file, selector_match
 from devlint.context import NOWHERE_IN_PARTICULAR, FileContext
 from devlint.elision import elide_data_tables
+from devlint.file_result import FileResult
 from devlint.finding import Finding, Position, with_edit_positions
 from devlint.parsing import parse_module
 from devlint.positions import line_starts
@@ -56,15 +56,6 @@ _RECURSION_LIMIT = 20_000
 _PARENT_POLL_S = 0.5
 _JOIN_S = 5.0
 _HELD_SIGNALS = {signal.SIGINT, signal.SIGTERM}
-
-
-@dataclass
-class FileResult:
-    path: str
-    findings: list[Finding] = field(default_factory=list)
-    source: SourceText | None = None  # kept only when fixes are wanted
-    summary: ModuleSummary | None = None  # what the file tells its importers, when asked
-    facts: str = ""  # the digest of the project facts the findings were computed with ("": none)
 
 
 _SCOPES = frozenset({cst.FunctionDef, cst.Lambda})

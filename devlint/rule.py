@@ -7,25 +7,18 @@ selected rule into one walk of the tree and knows no rule by name.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 import libcst as cst
 
+from devlint.codes import RuleInfo
 from devlint.finding import Fix
 
 if TYPE_CHECKING:
     from devlint.context import FileContext
 
 
-@dataclass(frozen=True)
-class RuleInfo:
-    code: str
-    name: str
-    summary: str
-    default_enabled: bool
-    fix: str  # "safe", "unsafe" or "" (no fix)
 
 
 class Rule:

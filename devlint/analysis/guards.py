@@ -11,7 +11,7 @@ rules, so `guarded` is current when a rule visits a node.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import libcst as cst
 
@@ -20,8 +20,14 @@ from devlint.analysis.torchapi.frameworks import AVAILABILITY_HELPERS
 from devlint.names import dotted_name
 from devlint.tree import descendants
 
-if TYPE_CHECKING:
-    from devlint.context import FileContext
+
+
+class GuardedFile(Protocol):
+    """What the guards read of the file being walked (the engine's FileContext)."""
+
+    text: str
+
+    def qualify(self, node: cst.BaseExpression) -> str | None: ...
 
 _FLAG_WORDS = ("cuda", "gpu", "accelerat")
 # Too short to match inside a word (`input` holds "npu", `voice_samples` "mps"): matched as a whole `_` part.
@@ -86,7 +92,7 @@ class AcceleratorGuards:
     holds for it then.
     """
 
-    def __init__(self, ctx: "FileContext") -> None:
+    def __init__(self, ctx: GuardedFile) -> None:
         self.ctx = ctx
         self.flags: set[str] = set()
         self.settled: set[str] = set()  # names assigned here from no check at all

@@ -3,23 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from devlint.finding import Finding
+from devlint.reporters.options import ReportOptions
 
-
-@dataclass(frozen=True)
-class ReportOptions:
-    color: bool = False
-    # --unsafe-fixes: unsafe fixes are applied too, so they count as fixable (ruff's applicability).
-    unsafe_fixes: bool = False
-    # --show-fixes: the fix of each finding is named under it.
-    show_fixes: bool = False
-
-    def applies(self, finding: Finding) -> bool:
-        """Would `--fix`, with these options, apply this finding's fix?"""
-        fix = finding.fix
-        return fix is not None and bool(fix.edits) and (fix.safe or self.unsafe_fixes)
+__all__ = ["FORMATS", "ReportOptions", "Reporter", "render"]
 
 
 Reporter = Callable[[Sequence[Finding], ReportOptions], str]

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from devlint.finding import Finding
 
 if TYPE_CHECKING:
-    from devlint.reporters import ReportOptions
+    from devlint.reporters.options import ReportOptions
 
 
 def _escape_data(value: str) -> str:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from devlint.finding import Edit, Finding, Position
 
 if TYPE_CHECKING:
-    from devlint.reporters import ReportOptions
+    from devlint.reporters.options import ReportOptions
 
 
 def _location(position: Position | None) -> dict[str, int] | None:

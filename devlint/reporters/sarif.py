@@ -19,7 +19,7 @@ from devlint import __version__
 from devlint.finding import Finding, Fix
 
 if TYPE_CHECKING:
-    from devlint.reporters import ReportOptions
+    from devlint.reporters.options import ReportOptions
 
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 SOURCE_ROOT = "%SRCROOT%"

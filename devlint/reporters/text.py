@@ -12,7 +12,7 @@ import click
 from devlint.finding import Finding
 
 if TYPE_CHECKING:
-    from devlint.reporters import ReportOptions
+    from devlint.reporters.options import ReportOptions
 
 
 def _plural(count: int, word: str, suffix: str = "s") -> str:

@@ -6,17 +6,8 @@ import importlib
 import pkgutil
 from functools import cache
 
-from devlint.rule import Rule, RuleInfo
-
-# Codes the engine itself emits: they have no visitor, but users select and
-# ignore them like any other.
-ENGINE_CODES = (
-    RuleInfo("DL000", "unreadable-file", "A file that cannot be read, decoded or parsed.", True, ""),
-    RuleInfo("DL999", "internal-error", "devlint itself failed on a file.", True, ""),
-    # Off by default, as ruff's RUF100: it judges the suppressions, not the code.
-    RuleInfo("DL900", "unused-noqa", "A `# noqa` code of devlint's that silences nothing on its line.", False, "safe"),
-)
-
+from devlint.codes import ENGINE_CODES, RuleInfo
+from devlint.rule import Rule
 
 @cache
 def all_rules() -> tuple[type[Rule], ...]:
