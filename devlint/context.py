@@ -116,7 +116,7 @@ class FileContext:
         """The file cannot run without a GPU whatever it is told (Triton, NCCL scripts)."""
         from devlint.analysis.gpu_only import gpu_only_by_construction
 
-        return gpu_only_by_construction(self.module, self.names, self.imported)
+        return gpu_only_by_construction(self.module, self.text, self.names, self.imported)
 
     @cached_property
     def guards(self) -> "AcceleratorGuards":

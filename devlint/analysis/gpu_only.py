@@ -26,13 +26,15 @@ def imports_gpu_only_library(targets: Iterable[str]) -> bool:
     return any(target == library or target.startswith(f"{library}.") for target in targets for library in _GPU_ONLY_LIBRARIES)
 
 
-def gpu_only_by_construction(module: cst.Module, names: ImportTable, imported: ImportedFacts = NO_FACTS) -> bool:
+def gpu_only_by_construction(module: cst.Module, text: str, names: ImportTable, imported: ImportedFacts = NO_FACTS) -> bool:
     """Also GPU-only: a file that imports, unconditionally, from a project file that is (the
     tests and benchmarks of a Triton kernel library)."""
     if imports_gpu_only_library(names.bindings.values()):
         return True
     if imported.gpu_only and _imports_unconditionally(module, names, imported.gpu_only.keys()):
         return True
+    if "nccl" not in text:
+        return False  # most files: no need to look at every call
     for node in descendants(module):
         if type(node) is not cst.Call:
             continue

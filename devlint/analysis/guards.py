@@ -35,7 +35,7 @@ _FLAG_PARTS = frozenset({"mps", "xpu", "npu", "hpu", "mtia", "xla", "tpu"})
 _DEVICE_STRINGS = ACCELERATOR_TYPES | CPU_TYPES
 # Entering these fails without CUDA: their bodies only ever run on a GPU machine.
 _GRAPH_CAPTURE = frozenset({"torch.cuda.CUDAGraph", "torch.cuda.graph", "torch.cuda.graphs.graph", "torch.cuda.make_graphed_callables"})
-_GRAPH_WORDS = ("CUDAGraph", "graph(", "make_graphed_callables")
+_GRAPH_WORDS = ("CUDAGraph", "cuda.graph", "graphs.graph", "make_graphed_callables")
 _GPU_ONLY_CONTEXTS = frozenset({"torch.cuda.device", "torch.cuda.stream", "torch.cuda.graph", "torch.cuda.graphs.graph", "torch.cuda.device_of"})
 
 
@@ -94,8 +94,10 @@ class AcceleratorGuards:
 
     def __init__(self, ctx: GuardedFile) -> None:
         self.ctx = ctx
-        self.flags: set[str] = set()
-        self.settled: set[str] = set()  # names assigned here from no check at all
+        # The value each name was last assigned, so far in the walk: whether it is a check is
+        # decided only when a test reads the name (most assignments are never asked about).
+        self._assigned: dict[str, cst.BaseExpression] = {}
+        self._verdicts: dict[int, bool] = {}  # id(value) -> is it a check
         self._depth = 0
         # One counter per open block: early exits (`if not cuda: sys.exit()`)
         # guard the rest of their block.
@@ -172,15 +174,26 @@ class AcceleratorGuards:
                     return True
         return False
 
+    def _flag(self, dotted: str) -> bool | None:
+        """Was `dotted` assigned from a check (None: not assigned in this file so far)?"""
+        value = self._assigned.get(dotted)
+        if value is None:
+            return None
+        key = id(value)
+        if key not in self._verdicts:
+            self._verdicts[key] = False  # `x = x or cuda`: a name does not make itself a check
+            self._verdicts[key] = self.mentions_accelerator_check(value)
+        return self._verdicts[key]
+
     def _names_check(self, dotted: str) -> bool:
         """`dotted`, a prefix or a part of it is a flag, names an accelerator, or asks a device's type."""
-        if dotted in self._switches[-1] or dotted in self.settled:
+        if dotted in self._switches[-1] or self._flag(dotted) is False:
             return False  # `need_cuda=True`, `cuda = True`: on whatever the machine, not a check
-        if "." in dotted and any(part in self.flags for part in dotted.split(".")):
+        if "." in dotted and any(self._flag(part) for part in dotted.split(".")):
             return True
         prefix = dotted
         while True:
-            if prefix in self.flags:
+            if self._flag(prefix):
                 return True
             leaf = prefix.rsplit(".", 1)[-1].lower()
             if names_an_accelerator(leaf):
@@ -233,19 +246,12 @@ class AcceleratorGuards:
         if "pytestmark" in names and self.mentions_accelerator_check(node.value):
             # A test module skipped without CUDA runs only where CUDA is.
             self._block_guards[0] += 1
-        checks = self.mentions_accelerator_check(node.value)
         for target in node.targets:
             dotted = dotted_name(target.target)
-            if dotted is None:
-                continue
-            if checks:
-                self.flags.add(dotted)
-                self.settled.discard(dotted)
-            else:
-                # `cuda = True if torch.cuda.is_available else False`: the file shows the value,
-                # and no check made it; the name alone does not make it one.
-                self.flags.discard(dotted)
-                self.settled.add(dotted)
+            if dotted is not None:
+                # A flag if a check made its value; `cuda = True if torch.cuda.is_available else False`
+                # is not one, the name alone does not make it one.
+                self._assigned[dotted] = node.value
 
     def visit_If(self, node: cst.If) -> None:
         body, orelse = self._split(node.test)
