@@ -225,3 +225,89 @@ def test_legacy_cuda_tensor_types_outside_the_idiom() -> None:
     z = torch.zeros(3).type(torch.float16)
     """
     assert positions(source, Settings(select=("DL102",))) == [("DL102", 5, 10), ("DL102", 6, 25), ("DL102", 7, 25)]
+
+
+def test_a_default_every_call_in_the_file_overrides_never_takes_effect() -> None:
+    # gpt-fast's encode_tokens and score_sde's samplers: every caller passes the device.
+    source = """
+    import torch
+
+    def encode(tokens, device="cuda"):
+        return torch.tensor(tokens, device=device)
+
+    def decode(tokens, device="cuda"):
+        return torch.tensor(tokens, device=device)
+
+    def public(tokens, device="cuda"):
+        return torch.tensor(tokens, device=device)
+
+    class Sampler:
+        def step(self, x, device="cuda"):
+            return x.to(device)
+
+        def run(self, x, dev):
+            return self.step(x, dev)
+
+    def main(dev, options):
+        encode([1], device=dev)
+        encode([2], dev)
+        decode([1], device=dev)
+        decode([3])
+    """
+    assert [(f.code, f.start.line) for f in lint(source)] == [("DL102", 6), ("DL102", 9)]
+
+
+def test_get_device_of_an_imported_module_is_no_tensor_ordinal() -> None:
+    # VAR's own `dist.get_device()` returns "cuda" or "cpu"; a tensor's returns a CUDA ordinal.
+    source = """
+    import dist
+
+    def step(x, t):
+        x = x.to(dist.get_device())
+        return x.to(t.get_device())
+    """
+    assert [(f.code, f.start.line) for f in lint(source)] == [("DL102", 5)]
+
+
+def test_code_that_only_a_multi_process_job_reaches_is_gpu_only() -> None:
+    # DETR's all_gather and reduce helpers (copied into GroundingDINO, Deformable DETR, DINO):
+    # single-process runs, the CPU ones among them, return first.
+    source = """
+    import torch
+    import torch.distributed as dist
+
+    def is_dist_avail_and_initialized():
+        if not dist.is_available():
+            return False
+        if not dist.is_initialized():
+            return False
+        return True
+
+    def synchronize(count):
+        if not is_dist_avail_and_initialized():
+            return
+        t = torch.tensor([count], device="cuda")
+        dist.all_reduce(t)
+
+    def all_gather(data):
+        world_size = get_world_size()
+        if world_size == 1:
+            return [data]
+        return torch.tensor([1], device="cuda")
+
+    def reduce(t):
+        if dist.get_world_size() > 1:
+            t = t.to("cuda")
+        return t
+
+    def available_only(t):
+        if dist.is_available():
+            t = t.to("cuda")
+        return t
+
+    def get_world_size():
+        if not is_dist_avail_and_initialized():
+            return 1
+        return dist.get_world_size()
+    """
+    assert [(f.code, f.start.line) for f in lint(source)] == [("DL102", 30)]

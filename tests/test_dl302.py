@@ -399,3 +399,22 @@ def test_a_modules_own_parameters_are_on_its_device() -> None:
             return {name: p.numpy() for name, p in self.named_parameters()}
     """
     assert findings(source) == [("DL302", 11, 16), ("DL302", 14, 23)]
+
+
+def test_numpy_on_sizes_that_forward_receives_is_silent() -> None:
+    # Swin's `np.ceil(H / self.window_size)`: H and W are ints that forward() takes beside x.
+    source = """
+    import numpy as np
+    import torch.nn as nn
+
+    class Layer(nn.Module):
+        def __init__(self, window_size):
+            super().__init__()
+            self.window_size = window_size
+
+        def forward(self, x, H, W):
+            Hp = int(np.ceil(H / self.window_size)) * self.window_size
+            m = np.asarray(x.view(-1))
+            return Hp, m
+    """
+    assert [(code, line) for code, line, _ in findings(source)] == [("DL302", 11)]

@@ -580,3 +580,38 @@ NEGATIVES = {
 @pytest.mark.parametrize("source", NEGATIVES.values(), ids=NEGATIVES.keys())
 def test_factories_on_the_right_device_are_not_reported(source: str) -> None:
     assert findings(source) == []
+
+
+def test_parameters_unpacked_into_self_attributes_are_registered() -> None:
+    # VAR's attention: `self.q_bias, self.v_bias = nn.Parameter(...), nn.Parameter(...)`.
+    source = """
+    import torch
+    import torch.nn as nn
+
+    class Attention(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.q_bias, self.v_bias = nn.Parameter(torch.zeros(d)), nn.Parameter(torch.zeros(d))
+            self.register_buffer("k_bias", torch.zeros(d))
+
+        def forward(self, x):
+            return x + torch.cat((self.q_bias, self.k_bias, self.v_bias))
+    """
+    assert findings(source) == []
+
+
+def test_a_static_method_called_through_its_class_gets_its_callers_facts() -> None:
+    # GroundingDINO's `Model.post_process_result(boxes=boxes)`, boxes moved to the CPU first.
+    source = """
+    import torch
+
+    class Model:
+        @staticmethod
+        def post_process(boxes: torch.Tensor, w: int):
+            return boxes * torch.Tensor([w, w])
+
+        def predict(self, x):
+            boxes = self.net(x).cpu()
+            return Model.post_process(boxes, 3)
+    """
+    assert findings(source) == []

@@ -211,6 +211,10 @@ def call_method(run: Evaluation, node: cst.Call, func: cst.Attribute) -> Value:
     held = run.lookup(attribute) if attribute is not None else None
     if held is not None and held.kind in (Kind.MODULE, Kind.UNKNOWN) and (held.place.kind is not PlaceKind.UNKNOWN or held.stateless):
         return call_value(run, node, held, func)  # self.model(x)
+    static = _static_method(run, func)
+    if static is not None:
+        # `Model.post_process(boxes)`: a static method of the file's own class, called by name.
+        return call_local(run, node, static, arguments(run, node))
     receiver = run.eval(func.value)
     own_self = dotted_name(func.value) == (run.func.self_param if run.func else None)
     # self.helper(...) and obj.method(...) for classes of this file.
@@ -236,6 +240,18 @@ def call_method(run: Evaluation, node: cst.Call, func: cst.Attribute) -> Value:
     if receiver.kind is Kind.MODULE and method == "forward":
         return call_value(run, node, receiver, func.value)
     return torch_calls.call_on(run, node, func, receiver)
+
+
+def _static_method(run: Evaluation, func: cst.Attribute) -> FunctionInfo | None:
+    if type(func.value) is not cst.Name:
+        return None
+    name = func.value.value
+    if name not in run.solver.program.classes or run.lookup(name) is not None:
+        return None
+    if run.func is not None and name in run.func.shadowed:
+        return None
+    target = run.solver.program.classes[name].methods.get(func.attr.value)
+    return target if target is not None and target.is_static else None
 
 
 def call_value(run: Evaluation, node: cst.Call, callee: Value, func: cst.BaseExpression) -> Value:

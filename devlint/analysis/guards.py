@@ -21,13 +21,14 @@ from devlint.names import dotted_name
 from devlint.tree import descendants
 
 
-
 class GuardedFile(Protocol):
     """What the guards read of the file being walked (the engine's FileContext)."""
 
     text: str
+    module: cst.Module
 
     def qualify(self, node: cst.BaseExpression) -> str | None: ...
+
 
 _FLAG_WORDS = ("cuda", "gpu", "accelerat")
 # Too short to match inside a word (`input` holds "npu", `voice_samples` "mps"): matched as a whole `_` part.
@@ -36,6 +37,9 @@ _DEVICE_STRINGS = ACCELERATOR_TYPES | CPU_TYPES
 # Entering these fails without CUDA: their bodies only ever run on a GPU machine.
 _GRAPH_CAPTURE = frozenset({"torch.cuda.CUDAGraph", "torch.cuda.graph", "torch.cuda.graphs.graph", "torch.cuda.make_graphed_callables"})
 _GRAPH_WORDS = ("CUDAGraph", "cuda.graph", "graphs.graph", "make_graphed_callables")
+_INITIALIZED = frozenset({"torch.distributed.is_initialized"})
+_WORLD_SIZE = frozenset({"torch.distributed.get_world_size"})
+_DISTRIBUTED_WORDS = ("is_initialized", "get_world_size")
 _GPU_ONLY_CONTEXTS = frozenset({"torch.cuda.device", "torch.cuda.stream", "torch.cuda.graph", "torch.cuda.graphs.graph", "torch.cuda.device_of"})
 
 
@@ -112,6 +116,8 @@ class AcceleratorGuards:
         self._checks: set[str] = set()  # this file's functions that return true only where an accelerator is
         self._callers_guard: frozenset[str] | None = None
         self._graph_text: bool | None = None
+        self._distributed: dict[str, frozenset[str]] | None = None  # this file's helpers that ask torch.distributed
+        self._no_distributed = False
 
     @property
     def guarded(self) -> bool:
@@ -236,6 +242,50 @@ class AcceleratorGuards:
                     return False, True
         return self.mentions_accelerator_check(test), False
 
+    # -- multi-process code ------------------------------------------------
+    def _multi_process_split(self, test: cst.BaseExpression) -> tuple[bool, bool]:
+        """Which branch runs only in a multi-process job: the body of `if dist.is_initialized():`,
+        the rest after `if world_size == 1: return`. Such code is GPU-only by design, as NCCL
+        scripts are (DETR's `all_gather`, SAM 2's peer loading): single-process runs, the CPU
+        ones among them, return before it."""
+        if self._distributed is None:
+            self._distributed = _distributed_helpers(self.ctx) if any(w in self.ctx.text for w in _DISTRIBUTED_WORDS) else None
+            if self._distributed is None:
+                self._distributed = {}
+                self._no_distributed = True
+        if self._no_distributed:
+            return False, False
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            body, orelse = self._multi_process_split(test.expression)
+            return orelse, body
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            left, right, op = test.left, test.comparisons[0].comparator, test.comparisons[0].operator
+            if isinstance(right, cst.Integer) and self._asks_distributed(left, _WORLD_SIZE):
+                number = int(right.value)
+                single = (isinstance(op, cst.Equal) and number == 1) or (isinstance(op, cst.LessThan) and number == 2) or (
+                    isinstance(op, cst.LessThanEqual) and number == 1)
+                multi = (isinstance(op, cst.GreaterThan) and number == 1) or (isinstance(op, cst.NotEqual) and number == 1) or (
+                    isinstance(op, cst.GreaterThanEqual) and number == 2)
+                return multi, single
+            return False, False
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            left, _ = self._multi_process_split(test.left)
+            right, _ = self._multi_process_split(test.right)
+            return left or right, False
+        return self._asks_distributed(test, _INITIALIZED), False
+
+    def _asks_distributed(self, expr: cst.BaseExpression, calls: frozenset[str]) -> bool:
+        """`dist.is_initialized()`, a helper of this file that returns it, or a name assigned one."""
+        if isinstance(expr, cst.Call):
+            if self.ctx.qualify(expr.func) in calls:
+                return True
+            callee = self._callee(expr.func)
+            return callee is not None and self._distributed is not None and self._distributed.get(callee) == calls
+        if isinstance(expr, cst.Name):
+            value = self._assigned.get(expr.value)
+            return value is not None and value is not expr and self._asks_distributed(value, calls)
+        return False
+
     # -- tracking during the walk ------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
         if self._per_rank_cuda_device(node.value):
@@ -255,6 +305,8 @@ class AcceleratorGuards:
 
     def visit_If(self, node: cst.If) -> None:
         body, orelse = self._split(node.test)
+        if not (body or orelse):
+            body, orelse = self._multi_process_split(node.test)
         self._if_stack.append((body, orelse))
         if not body and orelse and _exits(node.body):
             self._block_guards[-1] += 1
@@ -435,6 +487,28 @@ class AcceleratorGuards:
         self.leave_If_body(original_node)  # type: ignore[arg-type]
         self._if_stack.pop()
         self._classes.pop()
+
+
+def _distributed_helpers(ctx: GuardedFile) -> dict[str, frozenset[str]]:
+    """Top-level functions that answer "is this a multi-process job" (`is_dist_avail_and_initialized`)
+    or "how many processes" (`get_world_size`), asking torch.distributed and answering with
+    nothing but its answer or constants."""
+    found: dict[str, frozenset[str]] = {}
+    for stmt in ctx.module.body:
+        if not isinstance(stmt, cst.FunctionDef):
+            continue
+        asked = {ctx.qualify(n.func) for n in descendants(stmt.body) if type(n) is cst.Call}  # type: ignore[attr-defined]
+        returns = [n.value for n in descendants(stmt.body) if type(n) is cst.Return]  # type: ignore[attr-defined]
+        for question in (_INITIALIZED, _WORLD_SIZE):
+            if asked & question and all(_answers(value, question, ctx) for value in returns):
+                found[stmt.name.value] = question
+    return found
+
+
+def _answers(value: cst.BaseExpression | None, question: frozenset[str], ctx: GuardedFile) -> bool:
+    if value is None or isinstance(value, cst.Integer) or isinstance(value, cst.Name) and value.value in ("True", "False"):
+        return True
+    return isinstance(value, cst.Call) and ctx.qualify(value.func) in question
 
 
 def _returns_false(block: cst.BaseSuite) -> bool:

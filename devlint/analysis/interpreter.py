@@ -349,7 +349,8 @@ class FunctionRun:
             if base is not None and self.func is not None and base == self.func.self_param:
                 # A tensor unpacked into `self.a, self.b` is not one DL401 reports, so it
                 # keeps its own place; a submodule is registered either way.
-                if self.in_module_method and (not unpacked or value.kind in (Kind.MODULE, Kind.INSTANCE)):
+                # `self.q, self.v = nn.Parameter(...), nn.Parameter(...)` registers both, as one at a time.
+                if self.in_module_method and (not unpacked or value.kind in (Kind.MODULE, Kind.INSTANCE) or self._registers_state(source)):
                     self._check_buffer_replaced(target, value)
                     value = self._module_attribute(value, source)
                 elif self.cls is not None and self.cls.maybe_module and (value.kind is Kind.MODULE or self._registers_state(source)):

@@ -21,7 +21,7 @@ from devlint.analysis.naming import is_device_name
 from devlint.analysis.opaque import escape, forget_modules
 from devlint.analysis.placement import combine, write_into
 from devlint.analysis.shapes import full_reduction
-from devlint.analysis.usage import own_members
+from devlint.analysis.usage import own_members, tensor_parameters
 from devlint.analysis.torchapi import (
     converts_to_array,
     CPU_ARGUMENTS,
@@ -53,6 +53,7 @@ from devlint.analysis.torchapi import (
 )
 from devlint.analysis.torchapi.frameworks import LOADER_CLASSES, MOVE_HELPERS
 from devlint.names import dotted_name
+from devlint.tree import descendants
 
 # Imported functions that only read a module they are given: it stays where it was.
 _READ_ONLY_MODULES = ("logging.", "pprint.", "json.", "pickle.", "warnings.")
@@ -96,7 +97,7 @@ def call_qualified(run: Evaluation, node: cst.Call, qualified: str) -> Value:
         return args[0][1].at(args[0][1].place, kind=Kind.TENSOR, batch=None) if args else F.UNKNOWN
     if converts_to_array(qualified):
         args = arguments(run, node)
-        positional = [value for value, arg in zip(args, node.args) if arg.keyword is None and not arg.star]
+        positional = [value for value, arg in zip(args, node.args) if arg.keyword is None and not arg.star and not _assumed_inputs(run, arg.value)]
         numpy_check(run, node, positional, qualified.replace("numpy.", "np.").replace("matplotlib.pyplot.", "plt."))
         return F.SCALAR
     if qualified in PARAMETER_CLASSES:
@@ -127,6 +128,22 @@ def call_qualified(run: Evaluation, node: cst.Call, qualified: str) -> Value:
         # `pl.MpDeviceLoader(loader, device)`, a `DeviceDataLoader(dl, device)`: yields moved batches.
         return Value(Kind.SEQ, elem=F.UNKNOWN)
     return F.UNKNOWN
+
+
+def _assumed_inputs(run: Evaluation, expr: cst.BaseExpression) -> bool:
+    """Arithmetic on forward()'s inputs that only being passed to forward() makes tensors, none
+    of them used as one in the body: `np.ceil(H / self.window_size)` with `H` a size in pixels."""
+    func = run.func
+    if func is None or not run.in_module_method or func.name != "forward":
+        return False
+    params = {p.name.value for p in func.params}
+    used: set[str] = set()
+    for part in descendants(expr):
+        if type(part) is cst.Call:
+            return False
+        if type(part) is cst.Name and part.value in params:  # type: ignore[attr-defined]
+            used.add(part.value)  # type: ignore[attr-defined]
+    return bool(used) and not used & tensor_parameters(func, run.solver.program, run.solver.names)
 
 
 def _construct_imported(run: Evaluation, node: cst.Call, qualified: str, cls: ImportedClass) -> Value:

@@ -34,8 +34,8 @@ class AcceleratorLiteral(Rule):
     availability check, comparisons (`device.type == "cuda"`), and
     `torch.device("cuda", local_rank)` in multi-GPU code, which is GPU-only by
     construction. Nor are a `device="cuda"` default that only picks the
-    autocast backend, and a command-line default the file falls back from
-    (`args.device = "cpu"`, `args.device if <check> else "cpu"`).
+    autocast backend, a default every call in the file overrides, and a command-line
+    default the file falls back from (`args.device = "cpu"`, `args.device if <check> else "cpu"`).
     `torch.set_default_tensor_type(torch.cuda.FloatTensor)` is
     reported even under a guard: it also moves the CPU generators that
     DataLoader's shuffling uses, which fails on GPU machines.
@@ -59,6 +59,7 @@ class AcceleratorLiteral(Rule):
         self._idiom: set[int] = set()
         self._reported: set[int] = set()
         self._defaults: list[tuple[cst.CSTNode, str]] = []  # command-line defaults, by option name
+        self._calls: dict[str, list[cst.Call]] | None = None
 
     # A branch of a device-choosing ternary is the idiom, never a finding.
     def visit_IfExp(self, node: cst.IfExp) -> None:
@@ -169,6 +170,8 @@ class AcceleratorLiteral(Rule):
             and isinstance(expr.func, cst.Attribute)
             and expr.func.attr.value == "get_device"
             and not expr.args
+            # `dist.get_device()` of an imported module is that module's function, no tensor's method.
+            and not (isinstance(expr.func.value, cst.Name) and expr.func.value.value in self.ctx.names.bindings)
         )
 
     def _argparse_default(self, node: cst.Call) -> None:
@@ -194,14 +197,45 @@ class AcceleratorLiteral(Rule):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         params = node.params
-        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        positional = [*params.posonly_params, *params.params]
+        for param in (*positional, *params.kwonly_params):
             if (
                 param.default is not None
                 and _is_device_name(param.name.value)
                 and self._accelerator_literal(param.default) is not None
-                and self._only_a_device_type(node, param.name.value)
+                and (self._only_a_device_type(node, param.name.value) or self._always_passed(node, param, positional))
             ):
                 self._idiom.add(id(param.default))
+
+    def _always_passed(self, func: cst.FunctionDef, param: cst.Param, positional: list[cst.Param]) -> bool:
+        """Every call of the function in its file passes the parameter, so its default never
+        takes effect (`encode_tokens(..., device=device)` wherever it is called). A function the
+        file never calls is for other files and users to call: its default stays reported."""
+        calls = self._calls_by_name().get(func.name.value)
+        if not calls:
+            return False
+        name = param.name.value
+        index = next((i for i, p in enumerate(positional) if p is param), None)
+        bound = positional[0].name.value in ("self", "cls") if positional else False
+        for call in calls:
+            if any(arg.star or (arg.keyword is not None and arg.keyword.value == name) for arg in call.args):
+                continue  # passed by name, or perhaps within *args/**kwargs: not known to be missing
+            given = sum(1 for arg in call.args if arg.keyword is None)
+            offset = 1 if bound and isinstance(call.func, cst.Attribute) else 0
+            if index is None or given + offset <= index:
+                return False
+        return True
+
+    def _calls_by_name(self) -> dict[str, list[cst.Call]]:
+        if self._calls is None:
+            self._calls = {}
+            for node in descendants(self.ctx.module):
+                if type(node) is cst.Call:
+                    func = node.func  # type: ignore[attr-defined]
+                    name = func.value if type(func) is cst.Name else func.attr.value if type(func) is cst.Attribute else None
+                    if name is not None:
+                        self._calls.setdefault(name, []).append(node)  # type: ignore[arg-type]
+        return self._calls
 
     def _only_a_device_type(self, func: cst.FunctionDef, name: str) -> bool:
         """`def autocast(enabled, device="cuda"): return torch.amp.autocast(device, ...)`: the
