@@ -66,7 +66,8 @@ def test_hook_definition() -> None:
     # pre-commit names the staged files: --force-exclude makes `exclude` apply to them, as ruff's hook does.
     assert "entry: devlint check --force-exclude\n" in text
     assert "language: python\n" in text
-    assert "types: [python]\n" in text
+    # Notebooks too (pre-commit's `jupyter` type is `*.ipynb`).
+    assert "types_or: [python, jupyter]\n" in text
 
 
 def test_try_repo_runs_the_hook(tmp_path: Path) -> None:
