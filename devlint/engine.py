@@ -247,6 +247,9 @@ def check_bytes(
     except UnreadableSource as error:
         result.findings = [_input_error(display, str(error), error.line, error.column)]
         return _filtered(result, enabled, settings, path, None)
+    except Exception as error:  # noqa: BLE001 - one bad file must not stop the run
+        result.findings = [_internal_error(display, error)]
+        return _filtered(result, enabled, settings, path, None)
     if keep_source:
         result.source = source  # kept even for skipped files: --stdin-filename --fix echoes it
     if skips_file(source.text):
@@ -261,7 +264,10 @@ def check_bytes(
         result.findings = [_internal_error(display, error)]
     result = _filtered(result, enabled, settings, path, source.text)
     if isinstance(source, NotebookSource):
-        result.findings = source.located(result.findings)
+        try:
+            result.findings = source.located(result.findings)
+        except Exception as error:  # noqa: BLE001 - one bad file must not stop the run
+            result.findings = _filtered(FileResult(display, [_internal_error(display, error)]), enabled, settings, path, None).findings
     return result
 
 

@@ -103,7 +103,7 @@ def test_json_gives_the_cell_and_lines_within_it() -> None:
     dl101 = findings[1]
     assert list(dl101) == ["code", "message", "path", "cell", "line", "column", "end_line", "end_column", "fixable", "fix"]
     assert dl101["fix"]["edits"] == [
-        {"content": "to(device)", "location": {"row": 1, "column": 15}, "end_location": {"row": 1, "column": 19}, "cell": 7}
+        {"content": "to(device)", "location": {"row": 1, "column": 15}, "end_location": {"row": 1, "column": 21}, "cell": 7}
     ]
 
 
@@ -356,3 +356,10 @@ def test_the_language_server_leaves_notebooks_alone() -> None:
     assert not is_python("vscode-notebook-cell:/home/me/train.ipynb#W2sZmlsZQ%3D%3D", "python")
     assert not is_python("file:///home/me/train.ipynb", None)
     assert is_python("file:///home/me/train.py", "python")
+
+
+def test_add_noqa_writes_into_the_cells(tmp_path: Path) -> None:
+    path = _write(tmp_path, "nb.ipynb", _notebook("%matplotlib inline\nimport torch\n", "x = torch.zeros(1).cuda()\n"))
+    assert _run("--add-noqa", str(path))[2] == "Added 1 noqa directive.\n"
+    assert path.read_text(encoding="utf-8") == _notebook("%matplotlib inline\nimport torch\n", "x = torch.zeros(1).cuda()  # noqa: DL101\n")
+    assert _run(str(path))[:2] == (0, "All checks passed!\n")
