@@ -27,6 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from devlint.finding import CellSpan, Edit, Finding, Fix, Position, Related
+from devlint.ipython_syntax import blank_ipython
+from devlint.json_spans import raw_length, source_spans
 from devlint.source import SourceText, UnreadableSource
 
 NOTEBOOK_SUFFIX = ".ipynb"
@@ -35,15 +37,7 @@ _NBFORMAT = 4
 _MARKER = "# devlint: notebook cell {}\n"
 _MARKER_LINE = re.compile(r"^# devlint: notebook cell (\d+)\n", re.MULTILINE)
 _NEWLINE = re.compile(r"\r\n?|\n")  # what libcst and CPython count as a line break
-# Cell magics whose body is Python that IPython runs (timed, captured, profiled): the body is analysed.
-PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
-_CELL_MAGIC = re.compile(r"%%(\w*)")
-# `files = !ls`, `result = %timeit -o f()`: the assigned name stays, the command goes.
-_ASSIGNED_MAGIC = re.compile(r"[A-Za-z_][\w.]*\s*=\s*(?=[%!])")
 _LINE_REFERENCE = re.compile(r"\bline (\d+)\b")
-_WHITESPACE = re.compile(r"[ \t\n\r]*")
-_LITERAL = re.compile(r"[-+0-9.eE]+|true|false|null")
-_STRUCTURE = re.compile(r'["\[\]{}]')
 _NON_ASCII_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\u(?:00[89a-fA-F]|0[1-9a-fA-F]|[1-9a-fA-F])", re.ASCII)
 
 
@@ -150,7 +144,7 @@ class NotebookSource(SourceText):
         for start, end in cell.pieces:
             length = len(json.loads(self.document[start:end]))
             if offset < length or (start, end) == cell.pieces[-1]:
-                absolute = start + 1 + _raw_length(self.document, start + 1, end - 1, offset)
+                absolute = start + 1 + raw_length(self.document, start + 1, end - 1, offset)
                 break
             offset -= length
         if not self._document_lines:
@@ -243,7 +237,7 @@ def read_notebook(data: bytes) -> NotebookSource:
         source = cell.get("source", "")
         if not isinstance(source, str) and not (isinstance(source, list) and all(isinstance(s, str) for s in source)):
             raise UnreadableSource(f"not a Jupyter notebook: the source of cell {number} is neither a string nor a list of strings")
-    spans = _source_spans(document)
+    spans = source_spans(document)
     if not _is_python(notebook):
         return NotebookSource("", "utf-8", bom, document)  # an R or Julia notebook: nothing to analyse
     joined: list[str] = []
@@ -279,134 +273,6 @@ def _is_python(notebook: dict[str, object]) -> bool:
     return True
 
 
-# -- IPython syntax ----------------------------------------------------------------
-
-def blank_ipython(text: str) -> str:
-    """`text` with IPython's own syntax blanked, every character keeping its place.
-
-    Plain Python is returned as it is: any magic makes a cell invalid Python, so
-    only a cell CPython refuses is looked at line by line.
-    """
-    if not text or _compiles(text):
-        return text
-    lines = _NEWLINE.split(text)
-    breaks = [m.group(0) for m in _NEWLINE.finditer(text)] + [""]
-    first = next((i for i, line in enumerate(lines) if line.strip()), None)
-    if first is not None:
-        magic = _CELL_MAGIC.match(lines[first].lstrip())
-        if magic is not None:
-            if magic.group(1) not in PYTHON_CELL_MAGICS:
-                # `%%bash`, `%%writefile`, `%%html`: not Python, nothing to analyse.
-                return "".join(_spaces(line) + brk for line, brk in zip(lines, breaks))
-            lines[first] = _spaces(lines[first])
-    out = []
-    state = _LineState()
-    continued_magic = False
-    for line, brk in zip(lines, breaks):
-        if continued_magic:
-            continued_magic = line.rstrip().endswith("\\")
-            out.append(_spaces(line) + brk)
-            continue
-        if state.at_statement_start():
-            blanked = _blank_statement(line, state.code_part(line))
-            if blanked is not None:
-                continued_magic = line.rstrip().endswith("\\")
-                out.append(blanked + brk)
-                continue
-        state.feed(line)
-        out.append(line + brk)
-    return "".join(out)
-
-
-def _compiles(text: str) -> bool:
-    try:
-        compile(text, "<cell>", "exec", 0x400, dont_inherit=True)  # ast.PyCF_ONLY_AST: parse only
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
-
-
-def _blank_statement(line: str, code: str) -> str | None:
-    """The line with its IPython statement blanked, or None for a line of Python."""
-    stripped = line.lstrip()
-    indent = line[: len(line) - len(stripped)]
-    if stripped.startswith(("%", "!", "?")) or (code.rstrip().endswith("?") and not stripped.startswith("#")):
-        return indent + _placeholder(stripped)
-    assigned = _ASSIGNED_MAGIC.match(stripped)
-    if assigned is not None:
-        return indent + assigned.group(0) + _placeholder(stripped[assigned.end() :])
-    return None
-
-
-def _placeholder(text: str) -> str:
-    """An expression statement as long as `text` (`...`, or `0` where `text` is shorter)."""
-    filler = "..." if len(text) >= 3 else "0"
-    return filler + " " * (len(text) - len(filler))
-
-
-def _spaces(text: str) -> str:
-    return " " * len(text)
-
-
-class _LineState:
-    """Just enough of Python's tokenizer to tell where a statement starts: strings, brackets, backslashes."""
-
-    def __init__(self) -> None:
-        self.depth = 0
-        self.quote = ""  # the open string's quote ("", '"', "'''", ...)
-        self.continued = False
-
-    def at_statement_start(self) -> bool:
-        return not self.quote and self.depth == 0 and not self.continued
-
-    def code_part(self, line: str) -> str:
-        """The line up to its comment (for a line that starts outside any string)."""
-        probe = _LineState()
-        end = probe._scan(line)
-        return line[:end]
-
-    def feed(self, line: str) -> None:
-        self._scan(line)
-
-    def _scan(self, line: str) -> int:
-        """Advance over one line; returns where its comment starts (its length if none)."""
-        i = 0
-        comment = len(line)
-        self.continued = False
-        while i < len(line):
-            char = line[i]
-            if self.quote:
-                if char == "\\":
-                    i += 2
-                    continue
-                if line.startswith(self.quote, i):
-                    i += len(self.quote)
-                    self.quote = ""
-                    continue
-                i += 1
-                continue
-            if char == "#":
-                comment = i
-                break
-            if char in "\"'":
-                triple = line[i : i + 3]
-                self.quote = triple if triple in ('"""', "'''") else char
-                i += len(self.quote)
-                continue
-            if char in "([{":
-                self.depth += 1
-            elif char in ")]}":
-                self.depth = max(self.depth - 1, 0)
-            i += 1
-        if self.quote in ('"', "'"):
-            # A one-quote string goes on past the line only after a backslash.
-            if not line.endswith("\\"):
-                self.quote = ""
-        elif not self.quote and comment == len(line) and line.endswith("\\"):
-            self.continued = True
-        return comment
-
-
 def _restored(cell: Cell, analysed: str) -> str:
     """A cell's edited analysed text as written: its IPython lines back, the added line break off."""
     if cell.added_newline and analysed.endswith("\n"):
@@ -434,127 +300,7 @@ def _line_starts(text: str) -> list[int]:
     return [0] + [match.end() for match in _NEWLINE.finditer(text)]
 
 
-# -- the JSON text -------------------------------------------------------------------
-
-def _source_spans(document: str) -> dict[int, tuple[tuple[int, int], tuple[tuple[int, int], ...]]]:
-    """For each cell (0-based), the span of its `"source"` value and of each string in it.
-
-    json.loads, which already accepted the text, says nothing about where values
-    lie; this walks the same text, jumping over strings (outputs of many megabytes
-    are a handful of str.find calls) and over everything but the cells' sources.
-    """
-    spans: dict[int, tuple[tuple[int, int], tuple[tuple[int, int], ...]]] = {}
-    top = _skip_whitespace(document, 0)
-    for key, start, _ in _members(document, top):
-        if key != "cells":
-            continue
-        spans.clear()  # duplicate keys: the last one counts, as in json.loads
-        for index, (cell_start, _) in enumerate(_items(document, start)):
-            if document[cell_start] != "{":
-                continue
-            for cell_key, value_start, value_end in _members(document, cell_start):
-                if cell_key != "source":
-                    continue
-                if document[value_start] == "[":
-                    pieces = tuple(_items(document, value_start))
-                else:
-                    pieces = ((value_start, value_end),)
-                spans[index] = ((value_start, value_end), pieces)
-    return spans
-
-
-def _skip_whitespace(text: str, position: int) -> int:
-    match = _WHITESPACE.match(text, position)
-    return match.end() if match else position
-
-
-def _string_end(text: str, start: int) -> int:
-    """The end of the JSON string whose opening quote is at `start`."""
-    position = start + 1
-    while True:
-        quote = text.index('"', position)
-        backslashes = 0
-        while text[quote - 1 - backslashes] == "\\":
-            backslashes += 1
-        if backslashes % 2 == 0:
-            return quote + 1
-        position = quote + 1
-
-
-def _value_end(text: str, start: int) -> int:
-    char = text[start]
-    if char == '"':
-        return _string_end(text, start)
-    if char not in "[{":
-        match = _LITERAL.match(text, start)
-        return match.end() if match else start + 1
-    depth = 0
-    position = start
-    while True:
-        match = _STRUCTURE.search(text, position)
-        if match is None:
-            return len(text)
-        found = match.group(0)
-        if found == '"':
-            position = _string_end(text, match.start())
-            continue
-        depth += 1 if found in "[{" else -1
-        position = match.end()
-        if depth == 0:
-            return position
-
-
-def _members(text: str, start: int) -> list[tuple[str, int, int]]:
-    """(key, value start, value end) of the object at `start`."""
-    members: list[tuple[str, int, int]] = []
-    if text[start] != "{":
-        return members
-    position = _skip_whitespace(text, start + 1)
-    while text[position] == '"':
-        key_end = _string_end(text, position)
-        key = json.loads(text[position:key_end])
-        value_start = _skip_whitespace(text, _skip_whitespace(text, key_end) + 1)
-        value_end = _value_end(text, value_start)
-        members.append((key, value_start, value_end))
-        position = _skip_whitespace(text, value_end)
-        if text[position] != ",":
-            break
-        position = _skip_whitespace(text, position + 1)
-    return members
-
-
-def _items(text: str, start: int) -> list[tuple[int, int]]:
-    """(start, end) of each value of the array at `start`."""
-    items: list[tuple[int, int]] = []
-    position = _skip_whitespace(text, start + 1)
-    if text[position] == "]":
-        return items
-    while True:
-        end = _value_end(text, position)
-        items.append((position, end))
-        position = _skip_whitespace(text, end)
-        if text[position] != ",":
-            return items
-        position = _skip_whitespace(text, position + 1)
-
-
-def _raw_length(text: str, start: int, end: int, characters: int) -> int:
-    """How many characters of the JSON string body `text[start:end]` spell its first `characters` characters."""
-    position = start
-    count = 0
-    while position < end and count < characters:
-        if text[position] == "\\":
-            if text[position + 1] == "u":
-                code = int(text[position + 2 : position + 6], 16)
-                is_pair = 0xD800 <= code < 0xDC00 and text.startswith("\\u", position + 6)
-                position += 12 if is_pair else 6
-            else:
-                position += 2
-        else:
-            position += 1
-        count += 1
-    return position - start
-
+# -- writing back -------------------------------------------------------------------
 
 def _writes_ascii(document: str) -> bool:
     """Whether the notebook was written with json's ensure_ascii (non-ASCII as `\\u` escapes).

@@ -12,7 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from devlint.cli import main
-from devlint.notebook import blank_ipython, read_notebook
+from devlint.ipython_syntax import blank_ipython
+from devlint.notebook import read_notebook
 
 ROOT = Path(__file__).resolve().parent.parent
 BUGGY = ROOT / "fixtures" / "notebook_train_buggy.ipynb"
