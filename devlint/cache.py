@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from devlint import __version__
 from devlint.atomic import write_atomic
 from devlint.analysis.summary import ModuleSummary
-from devlint.finding import Edit, Finding, Fix, Position
+from devlint.finding import CellSpan, Edit, Finding, Fix, Position
 from devlint.reading import read_regular
 
 from devlint.file_result import FileResult
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from devlint.config import Settings
 
 CACHE_DIR = ".devlint_cache"
-_FORMAT = 3  # 2: fix edits carry their lines and columns; 3: project summaries and facts
+_FORMAT = 4  # 2: fix edits carry their lines and columns; 3: project summaries and facts; 4: notebook cells
 # A file changed this recently may change again within the same timestamp
 # tick after we read it (the "racy git" problem): its stat is not trusted,
 # only its content hash.
@@ -128,7 +128,7 @@ def _dump_finding(finding: Finding) -> list[Any]:
     dumped_fix = None
     if fix is not None:
         dumped_fix = [fix.safe, fix.title, [[e.start, e.end, e.replacement, *_dump_positions(e)] for e in fix.edits]]
-    return [
+    dumped = [
         finding.code,
         finding.message,
         finding.start.line,
@@ -137,24 +137,39 @@ def _dump_finding(finding: Finding) -> list[Any]:
         finding.end.column,
         dumped_fix,
     ]
+    if finding.cell is not None:  # a notebook's: the cell, and the span within it and in the file
+        span = finding.cell
+        dumped.append([span.cell, *(value for p in (span.start, span.end, span.file_start, span.file_end) for value in (p.line, p.column))])
+    return dumped
 
 
 def _dump_positions(edit: Edit) -> list[int]:
     if edit.start_position is None or edit.end_position is None:
         return []
-    return [edit.start_position.line, edit.start_position.column, edit.end_position.line, edit.end_position.column]
+    positions = [edit.start_position.line, edit.start_position.column, edit.end_position.line, edit.end_position.column]
+    return positions if edit.cell is None else [*positions, edit.cell]
 
 
 def _load_edit(raw: list[Any]) -> Edit:
     start, end, replacement, *positions = raw
     if positions:
-        line, column, end_line, end_column = (int(value) for value in positions)
-        return Edit(int(start), int(end), str(replacement), Position(line, column), Position(end_line, end_column))
+        line, column, end_line, end_column, *cell = (int(value) for value in positions)
+        start_position, end_position = Position(line, column), Position(end_line, end_column)
+        return Edit(int(start), int(end), str(replacement), start_position, end_position, cell[0] if cell else None)
     return Edit(int(start), int(end), str(replacement))
 
 
+def _load_cell(raw: list[Any]) -> CellSpan:
+    number, *values = (int(value) for value in raw)
+    if len(values) != 8:
+        raise ValueError("bad cell span")
+    start, end, file_start, file_end = (Position(values[i], values[i + 1]) for i in range(0, 8, 2))
+    return CellSpan(number, start, end, file_start, file_end)
+
+
 def _load_finding(raw: list[Any], path: str) -> Finding:
-    code, message, line, column, end_line, end_column, raw_fix = raw
+    code, message, line, column, end_line, end_column, raw_fix, *raw_cell = raw
+    cell = _load_cell(raw_cell[0]) if raw_cell else None
     fix = None
     if raw_fix is not None:
         safe, title, edits = raw_fix
@@ -164,7 +179,7 @@ def _load_finding(raw: list[Any], path: str) -> Finding:
             raise ValueError("bad position")
     if not isinstance(code, str) or not isinstance(message, str):
         raise ValueError("bad finding")
-    return Finding(code, message, path, Position(line, column), Position(end_line, end_column), fix)
+    return Finding(code, message, path, Position(line, column), Position(end_line, end_column), fix, cell=cell)
 
 
 # -- the cache -------------------------------------------------------------------

@@ -38,7 +38,10 @@ DEFAULT_EXCLUDES = (
     "site-packages",
     "__pypackages__",
     ".eggs",
+    ".ipynb_checkpoints",  # Jupyter's autosaved copies of the notebooks beside it
 )
+# Python files, and Jupyter notebooks (their code cells are checked: devlint/notebook.py).
+CHECKED_SUFFIXES = (".py", ".ipynb")
 
 
 def real_path(path: Path) -> Path:
@@ -208,7 +211,7 @@ class FileFinder:
                     yield given, str(given), settings
 
     def _walk(self, top: Path) -> Iterator[tuple[Path, Path, Settings]]:
-        """(path, resolved path, settings) of each Python file under `top`."""
+        """(path, resolved path, settings) of each Python file and notebook under `top`."""
         visited: set[tuple[int, int]] = set()
 
         def unlisted(error: OSError) -> None:
@@ -244,7 +247,7 @@ class FileFinder:
                 kept.append(name)
             dirnames[:] = kept
             for name in sorted(filenames):
-                if not name.endswith(".py"):
+                if not name.endswith(CHECKED_SUFFIXES):
                     continue
                 child = current / name
                 resolved = real_path(child) if os.path.islink(child) else resolved_folder / name

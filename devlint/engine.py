@@ -28,6 +28,7 @@ from devlint.context import NOWHERE_IN_PARTICULAR, FileContext
 from devlint.elision import elide_data_tables
 from devlint.file_result import FileResult
 from devlint.finding import Finding, Position, with_edit_positions
+from devlint.notebook import NotebookSource, is_notebook, read_notebook
 from devlint.parsing import parse_module
 from devlint.positions import line_starts
 from devlint.reading import NotRegularFile, read_regular
@@ -241,9 +242,13 @@ def check_bytes(
     # A file that cannot be read or is skipped has nothing to tell its importers.
     result = FileResult(display, summary=ModuleSummary(display) if place.summarise else None)
     try:
-        source = decode(data)
+        # A notebook is analysed as its code cells joined (devlint/notebook.py), never as its JSON.
+        source = read_notebook(data) if is_notebook(path) else decode(data)
     except UnreadableSource as error:
         result.findings = [_input_error(display, str(error), error.line, error.column)]
+        return _filtered(result, enabled, settings, path, None)
+    except Exception as error:  # noqa: BLE001 - one bad file must not stop the run
+        result.findings = [_internal_error(display, error)]
         return _filtered(result, enabled, settings, path, None)
     if keep_source:
         result.source = source  # kept even for skipped files: --stdin-filename --fix echoes it
@@ -257,7 +262,13 @@ def check_bytes(
         result.findings = [_input_error(display, "too deeply nested to analyse")]
     except Exception as error:  # noqa: BLE001 - one bad file must not stop the run
         result.findings = [_internal_error(display, error)]
-    return _filtered(result, enabled, settings, path, source.text)
+    result = _filtered(result, enabled, settings, path, source.text)
+    if isinstance(source, NotebookSource):
+        try:
+            result.findings = source.located(result.findings)
+        except Exception as error:  # noqa: BLE001 - one bad file must not stop the run
+            result.findings = _filtered(FileResult(display, [_internal_error(display, error)]), enabled, settings, path, None).findings
+    return result
 
 
 def _imports_only(path: str, text: str, place: FilePlace) -> ModuleSummary:

@@ -24,6 +24,7 @@ class Edit:
     replacement: str
     start_position: Position | None = field(default=None, compare=False)
     end_position: Position | None = field(default=None, compare=False)
+    cell: int | None = field(default=None, compare=False)  # in a notebook: the cell the positions count in
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,19 @@ class Related:
 
 
 @dataclass(frozen=True)
+class CellSpan:
+    """Where a finding in a notebook is for the user: the cell (1-based, counting every cell,
+    markdown too, as ruff numbers them), the span within it, and the same span in the
+    notebook file's JSON text, for the reports that point into the file (SARIF, GitHub)."""
+
+    cell: int
+    start: Position
+    end: Position
+    file_start: Position
+    file_end: Position
+
+
+@dataclass(frozen=True)
 class Finding:
     code: str
     message: str
@@ -53,10 +67,21 @@ class Finding:
     end: Position
     fix: Fix | None = field(default=None, compare=False)
     related: tuple[Related, ...] = field(default=(), compare=False)
+    # In a notebook, `start` and `end` count lines of its joined code cells; this says where the user looks.
+    cell: CellSpan | None = None
 
     @property
     def fixable(self) -> bool:
         return self.fix is not None and self.fix.safe
+
+    @property
+    def shown_start(self) -> Position:
+        """The start as the user finds it: within its cell in a notebook."""
+        return self.cell.start if self.cell is not None else self.start
+
+    @property
+    def shown_end(self) -> Position:
+        return self.cell.end if self.cell is not None else self.end
 
     @property
     def sort_key(self) -> tuple[str, int, int, str, str]:

@@ -21,6 +21,7 @@ from devlint.atomic import ReadOnlyFile, rewrite
 from devlint.config import Settings
 from devlint.engine import FileResult, check_bytes, selected_rules
 from devlint.finding import Edit, Finding, Fix
+from devlint.notebook import NotebookSource, UnmappableEdit
 from devlint.reading import read_regular
 from devlint.respelling import respelled
 from devlint.source import python_verdict
@@ -163,6 +164,8 @@ def fix_text(result: FileResult, settings: Settings, unsafe: bool) -> _FileFix:
             data = source.encode(new_text)
         except UnicodeEncodeError:
             raise FixFailed(f"{result.path}: the fixed text cannot be written as {source.encoding}; file left unchanged") from None
+        except UnmappableEdit as error:
+            raise FixFailed(f"{result.path}: {error}; file left unchanged, please report it") from None
         rechecked = check_bytes(data, path, result.path, settings, True, enabled, rule_types)
         fixed += len(fixes)
         codes += pass_codes
@@ -232,7 +235,10 @@ def apply_fixes(results: Sequence[FileResult], settings: Settings, *, unsafe: bo
             outcome.stdin_text = fixed.text
         if fixed.text != original:
             if not write:  # only --diff prints it, and on a large file difflib takes a while
-                diffs.append(_unified_diff(result.path, original, fixed.text))
+                if isinstance(result.source, NotebookSource):
+                    diffs.append(result.source.cell_diffs(result.path, fixed.text))
+                else:
+                    diffs.append(_unified_diff(result.path, original, fixed.text))
             if write and not stdin:
                 path = Path(result.path)
                 if not _unchanged_on_disk(path, result.source.encode(original)):

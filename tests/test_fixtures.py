@@ -10,12 +10,13 @@ from click.testing import CliRunner
 from devlint.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = sorted((ROOT / "fixtures").glob("*.py"))
+# Scripts and notebooks (each notebook's .expected beside it, as a script's).
+FIXTURES = sorted([*(ROOT / "fixtures").glob("*.py"), *(ROOT / "fixtures").glob("*.ipynb")])
 
 
 def test_fixture_set_is_complete() -> None:
     names = {path.stem for path in FIXTURES}
-    for base in ("mnist_train", "transformer", "inference", "ddp_train", "lightning_module", "accelerate_loop"):
+    for base in ("mnist_train", "transformer", "inference", "ddp_train", "lightning_module", "accelerate_loop", "notebook_train"):
         assert {base, f"{base}_buggy"} <= names
     for path in FIXTURES:
         assert path.with_suffix(".expected").is_file(), f"{path.name} has no .expected (run tests/update_fixtures.py)"

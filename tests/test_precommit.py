@@ -6,6 +6,7 @@ dependencies). The test is skipped only when pre-commit itself is missing.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -66,7 +67,8 @@ def test_hook_definition() -> None:
     # pre-commit names the staged files: --force-exclude makes `exclude` apply to them, as ruff's hook does.
     assert "entry: devlint check --force-exclude\n" in text
     assert "language: python\n" in text
-    assert "types: [python]\n" in text
+    # Notebooks too (pre-commit's `jupyter` type is `*.ipynb`).
+    assert "types_or: [python, jupyter]\n" in text
 
 
 def test_try_repo_runs_the_hook(tmp_path: Path) -> None:
@@ -74,6 +76,10 @@ def test_try_repo_runs_the_hook(tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
     (project / "bad.py").write_text("import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n")
+    notebook = {"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                           "source": ["!nvidia-smi\n", "import torch\n", "x = torch.zeros(1).cuda()"]}],
+                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (project / "nb.ipynb").write_text(json.dumps(notebook, indent=1) + "\n")
     (project / "good.py").write_text(
         'import torch\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
         "model = torch.nn.Linear(2, 2).to(device)\n"
@@ -102,6 +108,11 @@ def test_try_repo_runs_the_hook(tmp_path: Path) -> None:
     assert "bad.py:2:9: DL101 `torch.nn.Linear(2, 2).cuda()` hardcodes a CUDA GPU" in failing.stdout
     assert "vendored.py" not in failing.stdout
     assert "Found 1 problem" in failing.stdout
+
+    # The hook sees notebooks too (`types_or: [python, jupyter]`).
+    in_notebook = try_repo("nb.ipynb")
+    assert in_notebook.returncode == 1, in_notebook.stdout + in_notebook.stderr
+    assert "nb.ipynb:cell 1:3:5: DL101 `torch.zeros(1).cuda()` hardcodes a CUDA GPU" in in_notebook.stdout
 
     vendored_only = try_repo("third_party/vendored.py")
     assert vendored_only.returncode == 0, vendored_only.stdout + vendored_only.stderr

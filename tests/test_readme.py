@@ -89,3 +89,11 @@ def test_every_check_option_is_documented() -> None:
             if option.startswith("--"):
                 assert f"`{option}" in section, option
     assert "DEVLINT_OUTPUT_FORMAT" in section and "FORCE_COLOR" in section
+
+
+def test_notebook_sample_output_is_real(monkeypatch: pytest.MonkeyPatch) -> None:
+    match = re.search(r"```console\n\$ devlint check (fixtures/\S+\.ipynb)\n(.*?)```", README, re.DOTALL)
+    assert match is not None
+    monkeypatch.chdir(ROOT)
+    result = CliRunner().invoke(main, ["check", "--no-cache", match.group(1)])
+    assert result.stdout == match.group(2)

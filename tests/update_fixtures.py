@@ -5,7 +5,7 @@
     python tests/update_fixtures.py mnist_train_buggy
 
 Each .expected file holds the exact output of
-`devlint check --no-cache fixtures/NAME.py`, run from the repository root.
+`devlint check --no-cache fixtures/NAME.py` (or `NAME.ipynb`), run from the repository root.
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ def current_output(fixture: Path) -> tuple[int, str]:
 
 
 def main(names: list[str]) -> int:
-    fixtures = [FIXTURES / f"{name.removesuffix('.py')}.py" for name in names] or sorted(FIXTURES.glob("*.py"))
+    every = sorted([*FIXTURES.glob("*.py"), *FIXTURES.glob("*.ipynb")])
+    fixtures = [path for path in every if path.stem in {Path(name).stem for name in names}] if names else every
     changed = 0
     for fixture in fixtures:
         _, output = current_output(fixture)

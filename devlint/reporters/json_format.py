@@ -1,5 +1,8 @@
 """One JSON array; lines and columns 1-based; paths as the user gave them.
 
+A finding in a notebook also has `cell` (1-based, counting every cell), and its
+lines count within that cell; so do its fix edits', each edit naming its cell.
+
 Fix edits are located as ruff's JSON locates them: `location` and
 `end_location`, each a 1-based `row` and `column` (columns count characters,
 as the findings' own do), and the `content` that replaces the span.
@@ -22,19 +25,27 @@ def _location(position: Position | None) -> dict[str, int] | None:
 
 
 def _edit(edit: Edit) -> dict[str, object]:
-    return {"content": edit.replacement, "location": _location(edit.start_position), "end_location": _location(edit.end_position)}
+    out: dict[str, object] = {"content": edit.replacement, "location": _location(edit.start_position), "end_location": _location(edit.end_position)}
+    if edit.cell is not None:
+        out["cell"] = edit.cell  # a notebook's edit: rows count within this cell
+    return out
 
 
 def as_dict(finding: Finding, options: "ReportOptions") -> dict[str, object]:
     fix = finding.fix
-    return {
+    start, end = finding.shown_start, finding.shown_end
+    out: dict[str, object] = {
         "code": finding.code,
         "message": finding.message,
         "path": finding.path,
-        "line": finding.start.line,
-        "column": finding.start.column,
-        "end_line": finding.end.line,
-        "end_column": finding.end.column,
+    }
+    if finding.cell is not None:
+        out["cell"] = finding.cell.cell  # a notebook: lines count within this cell, as ruff's `cell`
+    return out | {
+        "line": start.line,
+        "column": start.column,
+        "end_line": end.line,
+        "end_column": end.column,
         "fixable": options.applies(finding),
         "fix": None
         if fix is None

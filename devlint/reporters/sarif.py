@@ -3,7 +3,8 @@
 Locations are URIs (RFC 3986, percent-encoded) relative to `%SRCROOT%`, the
 working folder, which `originalUriBaseIds` states; a file outside it gets an
 absolute `file://` URI. Columns count Unicode code points (`columnKind`), as
-the other formats' do. Fixes go in each result's `fixes`.
+the other formats' do. Fixes go in each result's `fixes`. A notebook's findings
+point into its JSON text (the line that holds the code), with the cell named.
 """
 
 from __future__ import annotations
@@ -90,21 +91,28 @@ def render(findings: Sequence[Finding], options: "ReportOptions") -> str:
     results = []
     for f in findings:
         location = artifact_location(f.path, root)
+        # A notebook's region is in the file's JSON text, where code scanning shows it; the cell
+        # and the line within it go in the message and the properties.
+        start, end = (f.cell.file_start, f.cell.file_end) if f.cell is not None else (f.start, f.end)
+        message = f.message if f.cell is None else f"cell {f.cell.cell}, line {f.cell.start.line}: {f.message}"
         result: dict[str, object] = {
             "ruleId": f.code,
             "ruleIndex": index.get(f.code, 0),
             "level": "error",
-            "message": {"text": f.message},
+            "message": {"text": message},
             "locations": [
                 {
                     "physicalLocation": {
                         "artifactLocation": location,
-                        "region": _region(f.start.line, f.start.column, f.end.line, f.end.column),
+                        "region": _region(start.line, start.column, end.line, end.column),
                     }
                 }
             ],
         }
-        fix = _fix(f.fix, location) if f.fix is not None else None
+        if f.cell is not None:
+            result["properties"] = {"cell": f.cell.cell, "cellLine": f.cell.start.line, "cellColumn": f.cell.start.column}
+        # A notebook's fix would replace escaped JSON text: left to `devlint check --fix`.
+        fix = _fix(f.fix, location) if f.fix is not None and f.cell is None else None
         if fix is not None:
             result["fixes"] = [fix]
         results.append(result)

@@ -19,10 +19,17 @@ def _plural(count: int, word: str, suffix: str = "s") -> str:
     return f"{count} {word}{'' if count == 1 else suffix}"
 
 
+def _place(finding: Finding) -> str:
+    """`line:col`, or `cell N:line:col` in a notebook (as ruff writes it)."""
+    start = finding.shown_start
+    where = f"{start.line}:{start.column}"
+    return where if finding.cell is None else f"cell {finding.cell.cell}:{where}"
+
+
 def render(findings: Sequence[Finding], options: "ReportOptions") -> str:
     lines = []
     for finding in findings:
-        location = f"{finding.path}:{finding.start.line}:{finding.start.column}:"
+        location = f"{finding.path}:{_place(finding)}:"
         code = finding.code
         applies = options.applies(finding)
         mark = " [*]" if applies else ""

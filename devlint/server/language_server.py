@@ -84,9 +84,15 @@ class DevlintServer(LanguageServer):
 
 
 def is_python(uri: str, language_id: str | None) -> bool:
+    parsed = urlparse(uri)
+    if parsed.scheme == "vscode-notebook-cell" or parsed.path.lower().endswith(".ipynb"):
+        # A notebook, or one of its cells, which an editor sends as a Python document of its
+        # own: checked alone it would miss the cells before it (and read IPython magics as
+        # syntax errors). Notebooks are not served yet; `devlint check` reads them whole.
+        return False
     if language_id:
         return language_id == "python"
-    return urlparse(uri).path.endswith((".py", ".pyi"))
+    return parsed.path.endswith((".py", ".pyi"))
 
 
 def is_config(uri: str) -> bool:
