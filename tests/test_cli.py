@@ -485,11 +485,12 @@ def test_json_fix_edits_have_row_and_column_locations(project: Path) -> None:
 
 
 def test_github_annotations_have_no_columns_on_multiline_spans(project: Path) -> None:
-    (project / "pkg" / "multi.py").write_text("import torch\nnet = torch.nn.Sequential(\n    torch.nn.Linear(2, 2),\n).cuda()\n")
+    (project / "pkg" / "multi.py").write_text("import torch\nstate = torch.load(\n    'a.pt',\n)\n")
     result = run("--output-format", "github", "pkg/multi.py")
     assert result.stdout == (
-        "::error file=pkg/multi.py,line=2,endLine=4,title=DL101::DL101 `torch.nn.Sequential(torch.nn.Linear(2, 2)).cuda()` "
-        "hardcodes a CUDA GPU and fails on machines without one; use `.to(device)` with a selected device\n"
+        "::error file=pkg/multi.py,line=2,endLine=4,title=DL501::DL501 `torch.load(...)` without `map_location`: "
+        "a checkpoint saved on a GPU fails to load on a machine without one; pass `map_location=device` "
+        "(or `map_location=\"cpu\"`)\n"
     )
 
 

@@ -188,3 +188,42 @@ def test_quoted_code_keeps_its_spacing_also_when_truncated() -> None:
         '`torch.tensor(table["two  spaces"]).cuda()',
         '`torch.tensor(table["two  spaces"], dtype=torch.float32, r....cuda()',
     ]
+
+
+def test_a_flag_set_true_only_past_a_cuda_check_guards() -> None:
+    # VAR's dist.py: `__initialized = True` only after `if not torch.cuda.is_available(): return`.
+    source = """
+    import torch
+
+    initialized = False
+    ready = False
+
+    def initialize():
+        global initialized, ready
+        ready = True
+        if not torch.cuda.is_available():
+            return
+        initialized = True
+
+    def allreduce(t):
+        if initialized:
+            t = t.cuda()
+        if ready:
+            t = t.cuda()
+        return t
+    """
+    assert [(f.code, f.start.line) for f in lint(source)] == [("DL101", 17)]
+
+
+def test_a_cuda_call_after_a_multi_line_receiver_is_reported_where_it_is() -> None:
+    # Real-Time-Voice-Cloning's `WaveRNN(<12 lines of arguments>).cuda()`.
+    source = """
+    import torch.nn as nn
+
+    model = nn.Linear(
+        4,
+        4,
+    ).cuda()
+    other = nn.Linear(4, 4).cuda()
+    """
+    assert [(f.code, f.start.line, f.start.column, f.end.column) for f in lint(source)] == [("DL101", 6, 3, 7), ("DL101", 7, 9, 31)]

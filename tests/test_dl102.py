@@ -253,8 +253,17 @@ def test_a_default_every_call_in_the_file_overrides_never_takes_effect() -> None
         encode([2], dev)
         decode([1], device=dev)
         decode([3])
+
+    if __name__ == "__main__":
+        main("cpu", None)
     """
     assert [(f.code, f.start.line) for f in lint(source)] == [("DL102", 6), ("DL102", 9)]
+    # A module's public function is for users too (GroundingDINO's predict(), called
+    # without a device in its README); a private one only for its file.
+    library = source.replace('if __name__ == "__main__":', "if False:")
+    assert [(f.code, f.start.line) for f in lint(library)] == [("DL102", 3), ("DL102", 6), ("DL102", 9), ("DL102", 13)]
+    private = library.replace("encode", "_encode")
+    assert [(f.code, f.start.line) for f in lint(private)] == [("DL102", 6), ("DL102", 9), ("DL102", 13)]
 
 
 def test_get_device_of_an_imported_module_is_no_tensor_ordinal() -> None:

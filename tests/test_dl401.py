@@ -588,3 +588,57 @@ def test_an_update_or_a_dtype_conversion_is_no_rebuild_on_the_device() -> None:
                 return x
         """
     ) == [8, 9]
+
+
+def test_only_a_move_that_rebinds_the_attribute_outside_construction_places_it() -> None:
+    # auraloss: `self.fb = self.fb.to(self.device)` in __init__ runs before `model.to()`.
+    # mmaction2: the class weight is moved in one branch and multiplied unmoved in another.
+    # CLIP: `self.mask = self.mask.to(x.device)` in forward keeps it with the inputs.
+    source = """
+    import torch
+    import torch.nn as nn
+
+    class STFTLoss(nn.Module):
+        def __init__(self, fb, device=None):
+            super().__init__()
+            self.fb = torch.tensor(fb)
+            if device is not None:
+                self.fb = self.fb.to(device)
+
+        def forward(self, x):
+            return torch.matmul(self.fb, x)
+
+    class CrossEntropy(nn.Module):
+        def __init__(self, weight=None):
+            super().__init__()
+            self.weight = None
+            if weight is not None:
+                self.weight = torch.Tensor(weight)
+
+        def forward(self, score, label, soft):
+            if soft:
+                return score * self.weight.unsqueeze(0)
+            return nn.functional.cross_entropy(score, label, weight=self.weight.to(score.device))
+
+    class WeightedBCE(nn.Module):
+        def __init__(self, weight=None):
+            super().__init__()
+            self.weight = None
+            if weight is not None:
+                self.weight = torch.Tensor(weight)
+
+        def forward(self, score, label):
+            if self.weight is not None:
+                return nn.functional.binary_cross_entropy(score, label, weight=self.weight.to(score.device))
+            return nn.functional.binary_cross_entropy(score, label)
+
+    class Attention(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.mask = torch.ones(n, n)
+
+        def forward(self, x):
+            self.mask = self.mask.to(x.device)
+            return x * self.mask
+    """
+    assert lines(source) == [8, 20]

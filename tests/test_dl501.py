@@ -204,3 +204,36 @@ def test_only_a_path_built_from_a_temporary_directory_counts() -> None:
             return first, torch.load(fetch(url, tmp_dir=cache))
         """
     ) == [("DL501", 14, 16), ("DL501", 17, 12), ("DL501", 23, 13), ("DL501", 24, 19)]
+
+
+def test_a_path_saved_in_another_function_is_another_variable() -> None:
+    # ParlAI's save_candidates(vecs, path) / load_candidates(path), skorch's save_params(f) /
+    # _get_state_dict(f): each `path` is its own function's parameter. A path that is no
+    # local of the loading function (`self.ckpt`, a module constant) is the same everywhere.
+    found = positions(
+        """
+        import torch
+
+        CKPT = "model.pt"
+
+        class Agent:
+            def save_candidates(self, vecs, path):
+                with open(path, "wb") as f:
+                    torch.save(vecs, f)
+
+            def load_candidates(self, path):
+                return torch.load(path)
+
+            def save(self):
+                torch.save(self.state, self.ckpt)
+                torch.save(self.state, CKPT)
+
+            def load(self):
+                return torch.load(self.ckpt), torch.load(CKPT)
+
+        def roundtrip(state, path):
+            torch.save(state, path)
+            return torch.load(path)
+        """
+    )
+    assert found == [("DL501", 11, 16)]

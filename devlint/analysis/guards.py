@@ -118,6 +118,8 @@ class AcceleratorGuards:
         self._graph_text: bool | None = None
         self._distributed: dict[str, frozenset[str]] | None = None  # this file's helpers that ask torch.distributed
         self._no_distributed = False
+        self._true_guarded: set[str] = set()  # names set to True only under a check
+        self._true_anywhere: set[str] = set()  # ... and elsewhere too
 
     @property
     def guarded(self) -> bool:
@@ -182,6 +184,8 @@ class AcceleratorGuards:
 
     def _flag(self, dotted: str) -> bool | None:
         """Was `dotted` assigned from a check (None: not assigned in this file so far)?"""
+        if dotted in self._true_guarded and dotted not in self._true_anywhere:
+            return True
         value = self._assigned.get(dotted)
         if value is None:
             return None
@@ -302,6 +306,10 @@ class AcceleratorGuards:
                 # A flag if a check made its value; `cuda = True if torch.cuda.is_available else False`
                 # is not one, the name alone does not make it one.
                 self._assigned[dotted] = node.value
+                if isinstance(node.value, cst.Name) and node.value.value == "True":
+                    # Set true only past a check (VAR's `__initialized = True` after
+                    # `if not torch.cuda.is_available(): return`): true only where CUDA is.
+                    (self._true_guarded if self.guarded else self._true_anywhere).add(dotted)
 
     def visit_If(self, node: cst.If) -> None:
         body, orelse = self._split(node.test)

@@ -24,6 +24,7 @@ from devlint.analysis.torchapi import TENSOR as ONE_TENSOR
 from devlint.analysis.torchapi import (
     BUFFER_CLASSES,
     PARAMETER_CLASSES,
+    TENSOR_WRAPPERS,
     TENSOR_VALUED_ATTRIBUTES,
     factory_placement,
     function_results,
@@ -267,6 +268,9 @@ class Scope:
     def _torch_call_kind(self, qualified: str, call: cst.Call) -> str | None:
         if qualified in PARAMETER_CLASSES:
             return PARAMETER
+        if qualified in TENSOR_WRAPPERS:
+            first = call.args[0] if call.args else None
+            return self.kind(first.value) if first is not None and first.keyword is None and not first.star else None
         if qualified in BUFFER_CLASSES:
             return BUFFER
         parts = qualified.split(".")

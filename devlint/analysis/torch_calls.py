@@ -39,6 +39,7 @@ from devlint.analysis.torchapi import (
     NO_TENSOR_CALLS,
     NON_TENSOR_METHODS,
     PARAMETER_CLASSES,
+    TENSOR_WRAPPERS,
     SCATTERING_WRAPPERS,
     SHAPE_ONLY_METHODS,
     SHAPE_TENSORS,
@@ -100,6 +101,9 @@ def call_qualified(run: Evaluation, node: cst.Call, qualified: str) -> Value:
         positional = [value for value, arg in zip(args, node.args) if arg.keyword is None and not arg.star and not _assumed_inputs(run, arg.value)]
         numpy_check(run, node, positional, qualified.replace("numpy.", "np.").replace("matplotlib.pyplot.", "plt."))
         return F.SCALAR
+    if qualified in TENSOR_WRAPPERS:
+        args = arguments(run, node)
+        return args[0][1] if args and node.args[0].keyword is None and not node.args[0].star else F.UNKNOWN
     if qualified in PARAMETER_CLASSES:
         args = arguments(run, node)
         return args[0][1].at(args[0][1].place, kind=Kind.TENSOR) if args else F.UNKNOWN

@@ -73,7 +73,10 @@ class CudaCall(Rule):
             )
         device = device_in_scope(self.ctx, first)
         fix = cuda_to_device(self.ctx, calls, device) if device is not None else None
-        self.report_unless_guarded(first, message, fix)
+        receiver = self.ctx.code_range(first.func.value)  # type: ignore[attr-defined]
+        # `WaveRNN(\n ...\n).cuda()`: the finding starts where `.cuda()` is, not 14 lines above.
+        at = first.func.attr if receiver.end.line > receiver.start.line else first  # type: ignore[attr-defined]
+        self.report_unless_guarded(at, message, fix)
 
 
 def _snippet(code: str, limit: int = 60) -> str:

@@ -208,9 +208,14 @@ class AcceleratorLiteral(Rule):
                 self._idiom.add(id(param.default))
 
     def _always_passed(self, func: cst.FunctionDef, param: cst.Param, positional: list[cst.Param]) -> bool:
-        """Every call of the function in its file passes the parameter, so its default never
-        takes effect (`encode_tokens(..., device=device)` wherever it is called). A function the
-        file never calls is for other files and users to call: its default stays reported."""
+        """Every call of the function passes the parameter, so its default never takes effect
+        (`encode_tokens(..., device=device)` wherever it is called). The file's calls are all
+        the calls only for a private function (`_encode`) or one of a script (a file with an
+        `if __name__ == "__main__":` block); the public functions of a module are also for other
+        files and users to call (GroundingDINO's `predict(device="cuda")`, called without a
+        device in its README), and their defaults stay reported."""
+        if not (func.name.value.startswith("_") or self._is_script()):
+            return False
         calls = self._calls_by_name().get(func.name.value)
         if not calls:
             return False
@@ -225,6 +230,12 @@ class AcceleratorLiteral(Rule):
             if index is None or given + offset <= index:
                 return False
         return True
+
+    def _is_script(self) -> bool:
+        return any(
+            isinstance(stmt, cst.If) and "__main__" in self.ctx.module.code_for_node(stmt.test) and "__name__" in self.ctx.module.code_for_node(stmt.test)
+            for stmt in self.ctx.module.body
+        )
 
     def _calls_by_name(self) -> dict[str, list[cst.Call]]:
         if self._calls is None:

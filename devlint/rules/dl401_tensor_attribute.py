@@ -77,6 +77,8 @@ class TensorAttribute(Rule):
                 continue  # MONAI's `self.att_mat = torch.Tensor()`, replaced by forward
             for assignment in attr_state.assignments:
                 # A Parameter lost to `.to()` is missing from `parameters()`, wherever it is read.
+                if _moves_itself(assignment.value, attr) and len(attr_state.assignments) > 1:
+                    continue  # `self.fb = self.fb.to(device)`: the tensor reported where it is made
                 if assignment.kind == TENSOR and (attr not in harmless or _parameter_conversion(assignment) is not None):
                     self._report(index, node, state, assignment)
         for assignment in state.dynamic:
@@ -227,6 +229,17 @@ def _other_methods_assign_tensors(index: FileIndex, node: cst.ClassDef, state: C
     return True
 
 
+def _moves_itself(value: cst.BaseExpression | None, attr: str) -> bool:
+    """`self.mask.to(x.device)`, also inside the value (`self.mask.to(x.device)[:n]`)."""
+    if value is None:
+        return False
+    for node in descendants(value):
+        if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in _MOVES:  # type: ignore[attr-defined]
+            if dotted_name(node.func.value) == f"self.{attr}":  # type: ignore[attr-defined]
+                return True
+    return False
+
+
 def _moved_by_hand(node: cst.ClassDef, constructors: Collection[cst.FunctionDef]) -> frozenset[str]:
     """Attributes the class places itself: the class manages their device, so
     `model.to(device)` leaving them behind is no bug.
@@ -237,11 +250,18 @@ def _moved_by_hand(node: cst.ClassDef, constructors: Collection[cst.FunctionDef]
     `emb = ....to(x.device)`).
     """
     moved: set[str] = set()
-    for child in descendants(node.body):
-        if type(child) is cst.Call and type(child.func) is cst.Attribute and child.func.attr.value in _MOVES:
-            receiver = dotted_name(child.func.value)
-            if receiver is not None and receiver.count(".") == 1 and receiver.startswith("self."):
-                moved.add(receiver.split(".", 1)[1])
+    # A move while the module is built (`self.fb = self.fb.to(device)` in `__init__`, as
+    # auraloss did) comes before `model.to()`, which then leaves the attribute behind.
+    building = {id(method) for method in constructors}
+    # Only a move that rebinds the attribute places it: `w = self.w.to(x.device)` leaves
+    # `self.w` behind for the reads elsewhere (mmaction2's class weights, moved in one
+    # branch and multiplied unmoved in another); those reads are judged one by one.
+    for child in descendants(node.body, enter=lambda n: id(n) not in building):
+        if type(child) is cst.Assign:
+            for target in child.targets:  # type: ignore[attr-defined]
+                name = dotted_name(target.target)
+                if name is not None and name.count(".") == 1 and name.startswith("self.") and _moves_itself(child.value, name[5:]):  # type: ignore[attr-defined]
+                    moved.add(name[5:])
         elif type(child) is cst.FunctionDef and child not in constructors:
             moved.update(_rebuilt_placed(child))
     return frozenset(moved)
@@ -308,6 +328,10 @@ def _self_uses(method: cst.FunctionDef) -> tuple[list[tuple[cst.Attribute, list[
 def _harmless_use(read: cst.Attribute, parents: list[cst.CSTNode], functions: dict[str, cst.FunctionDef]) -> bool:
     if parents and type(parents[0]) in (cst.Index, cst.FormattedStringExpression):
         return True  # `w[self.idx]`; `f"{self.mean}"` in a `__repr__`
+    if parents and type(parents[0]) is cst.Comparison and parents[0].left is read:  # type: ignore[attr-defined]
+        # `if self.class_weight is not None:` asks whether there is one, wherever it is.
+        if all(type(t.operator) in (cst.Is, cst.IsNot) and is_none(t.comparator) for t in parents[0].comparisons):  # type: ignore[attr-defined]
+            return True
     current: cst.CSTNode = read
     for parent in parents:  # up a chain of methods on the value: `self.k.repeat(n).to(x.device)`
         if type(parent) is cst.Attribute and parent.value is current:

@@ -66,15 +66,18 @@ class LoadWithoutMapLocation(Rule):
     def __init__(self, ctx) -> None:  # noqa: ANN001
         super().__init__(ctx)
         self._opened: dict[str, str] = {}  # `f` -> `args.save` for `with open(args.save) as f`
-        self._saved: set[str] | None = None
+        self._saved: set[tuple[int | None, str]] | None = None
+        self._scopes: list[int] = []  # the functions the walk is in, innermost last
         # Per function, innermost last: does a name hold a temporary path (False: it shadows one)?
         self._frames: list[dict[str, bool]] = [{}]
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._frames.append(_parameter_frame(node.params))
+        self._scopes.append(id(node))
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._frames.pop()
+        self._scopes.pop()
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         self._frames.append(_parameter_frame(node.params))
@@ -137,11 +140,21 @@ class LoadWithoutMapLocation(Rule):
             return self._opened[name]
         return " ".join(self.ctx.module.code_for_node(expr).split())
 
-    def _saved_paths(self) -> set[str]:
-        """Path expressions this file hands to torch.save (resolved through `with open`)."""
+    def _saved_here(self, path: cst.BaseExpression) -> bool:
+        """Did this file hand the same path to torch.save (resolved through `with open`): in this
+        function, or anywhere for a path that is no local of this function (`self.ckpt`, `CKPT`)?"""
         if self._saved is None:
             self._saved = _saved_paths_in(self)
-        return self._saved
+        text = self._text(path)
+        scope = self._scopes[-1] if self._scopes else None
+        if (scope, text) in self._saved:
+            return True
+        # `self.ckpt` is the instance's in every method; `path` and `join(path, "m.pt")` are this call's.
+        attributes = [n for n in descendants(path) if type(n) is cst.Attribute]
+        owners = {id(n.value) for n in attributes} | {id(n.attr) for n in attributes}  # type: ignore[attr-defined]
+        bare = {n.value for n in descendants(path) if type(n) is cst.Name and id(n) not in owners}  # type: ignore[attr-defined]
+        local = scope is not None and any(name in self._frames[-1] for name in bare)
+        return not local and any(saved == text for _, saved in self._saved)
 
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.ctx.qualify(node.func)
@@ -153,7 +166,7 @@ class LoadWithoutMapLocation(Rule):
             return
         if any(arg.keyword is not None and arg.keyword.value == "map_location" for arg in node.args):
             return
-        if node.args and not node.args[0].keyword and self._text(node.args[0].value) in self._saved_paths():
+        if node.args and not node.args[0].keyword and self._saved_here(node.args[0].value):
             return
         if node.args and not node.args[0].keyword and self._temporary_path(node.args[0].value):
             return
@@ -182,18 +195,26 @@ def _module_table(module: cst.Module, name: str) -> list[str] | None:
     return None
 
 
-def _saved_paths_in(rule: LoadWithoutMapLocation) -> set[str]:
-    opened: dict[str, str] = {}
-    paths: set[str] = set()
-    for node in descendants(rule.ctx.module):
-        if type(node) is cst.WithItem:
-            call = node.item
-            if node.asname is not None and isinstance(call, cst.Call) and dotted_name(call.func) == "open" and call.args:
-                target = dotted_name(node.asname.name)  # type: ignore[arg-type]
-                if target is not None:
-                    opened[target] = " ".join(rule.ctx.module.code_for_node(call.args[0].value).split())
-        elif type(node) is cst.Call and len(node.args) >= 2 and rule.ctx.names.qualify(node.func) in SAVE_FUNCTIONS:
-            expr = node.args[1].value
-            name = dotted_name(expr)
-            paths.add(opened.get(name, "") if name in opened else " ".join(rule.ctx.module.code_for_node(expr).split()))
+def _saved_paths_in(rule: LoadWithoutMapLocation) -> set[tuple[int | None, str]]:
+    """(function, path expression) of each torch.save: the same name in two functions is two
+    variables (`def save(self, path)` and `def load(path)` do not share a checkpoint)."""
+    paths: set[tuple[int | None, str]] = set()
+
+    def collect(root: cst.CSTNode, scope: int | None) -> None:
+        opened: dict[str, str] = {}
+        for node in descendants(root, enter=lambda n: type(n) is not cst.FunctionDef):
+            if type(node) is cst.FunctionDef and node is not root:
+                collect(node.body, id(node))  # type: ignore[attr-defined]
+            elif type(node) is cst.WithItem:
+                call = node.item  # type: ignore[attr-defined]
+                if node.asname is not None and isinstance(call, cst.Call) and dotted_name(call.func) == "open" and call.args:  # type: ignore[attr-defined]
+                    target = dotted_name(node.asname.name)  # type: ignore[attr-defined]
+                    if target is not None:
+                        opened[target] = " ".join(rule.ctx.module.code_for_node(call.args[0].value).split())
+            elif type(node) is cst.Call and len(node.args) >= 2 and rule.ctx.names.qualify(node.func) in SAVE_FUNCTIONS:  # type: ignore[attr-defined]
+                expr = node.args[1].value  # type: ignore[attr-defined]
+                name = dotted_name(expr)
+                paths.add((scope, opened.get(name, "") if name in opened else " ".join(rule.ctx.module.code_for_node(expr).split())))
+
+    collect(rule.ctx.module, None)
     return paths

@@ -153,6 +153,8 @@ def is_torch_module_class(qualified: str) -> bool:
     """`torch.nn.Linear`, `torch.nn.modules.loss._Loss`: a class torch.nn defines as a Module."""
     return qualified.startswith("torch.nn.") and qualified.rsplit(".", 1)[-1] in _data.NN_MODULE_CLASSES
 PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+# Since PyTorch 0.4 `Variable(t)` returns the tensor `t` itself (a no-op kept for old code).
+TENSOR_WRAPPERS = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
 BUFFER_CLASSES = frozenset({"torch.nn.Buffer", "torch.nn.parameter.Buffer"})
 # What `self.x = ...` registers with the module: its device follows the module's.
 REGISTERED_STATE_CLASSES = PARAMETER_CLASSES | BUFFER_CLASSES | {"torch.nn.ParameterList", "torch.nn.ParameterDict"}
