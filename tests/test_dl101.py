@@ -227,3 +227,23 @@ def test_a_cuda_call_after_a_multi_line_receiver_is_reported_where_it_is() -> No
     other = nn.Linear(4, 4).cuda()
     """
     assert [(f.code, f.start.line, f.start.column, f.end.column) for f in lint(source)] == [("DL101", 6, 3, 7), ("DL101", 7, 9, 31)]
+
+
+def test_a_cuda_method_does_what_its_caller_asked_for() -> None:
+    # gpt-fast's GPTQ MultiInput.cuda() moves what it holds: the caller asked for CUDA.
+    source = """
+    import torch
+
+    class MultiInput:
+        def __init__(self, values):
+            self.values = values
+
+        def cuda(self):
+            self.values = [v.cuda() for v in self.values]
+            return self
+
+        def gpu(self):
+            self.values = [v.cuda() for v in self.values]
+            return self
+    """
+    assert [(f.code, f.start.line) for f in lint(source)] == [("DL101", 12)]

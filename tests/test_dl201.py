@@ -600,3 +600,28 @@ def test_the_suggested_move_is_valid_python() -> None:
     ]
     for message in found:
         compile(message.split("`")[-2], "<suggestion>", "exec")
+
+
+def test_options_handed_on_through_double_star_are_not_known_to_reach_the_model() -> None:
+    # ZoeDepth's evaluate.py: `infer(model, image, dataset=..., focal=focal)` then
+    # `model(images, **kwargs)`; the model never reads `focal`. A batch expanded into the
+    # model (`model(**batch)`) is still checked.
+    source = """
+    import torch
+
+    def infer(model, images, **kwargs):
+        return model(images, **kwargs)
+
+    def evaluate(model, test_loader, device):
+        for sample in test_loader:
+            image = sample["image"].to(device)
+            focal = sample.get("focal", torch.Tensor([715.0873]).to(device))
+            infer(model, image, dataset=sample["dataset"][0], focal=focal)
+        for batch in test_loader:
+            model(**batch)
+
+    def main(model, test_loader, device):
+        model = model.to(device)
+        evaluate(model, test_loader, device)
+    """
+    assert [(code, line) for code, line, _ in findings(source)] == [("DL201", 12)]

@@ -1277,3 +1277,29 @@ def test_lengths_computed_on_the_device_for_pack_padded_sequence() -> None:
         "`pack_padded_sequence()` requires `lengths` on the CPU, but `lengths` is on `device` (moved by `.to()`, line 20); "
         "pass `lengths.cpu()`",
     ]
+
+
+def test_a_module_whose_only_tensor_is_a_plain_attribute_has_no_device_of_its_own() -> None:
+    # GroundingDINO's PostProcessCocoGrounding keeps `self.positive_map = new_pos_map` (made by
+    # torch.zeros) and moves it to the inputs' device in forward: calling the CPU-built module
+    # with device outputs mixes nothing.
+    source = """
+    import torch
+    import torch.nn as nn
+
+    class PostProcess(nn.Module):
+        def __init__(self, num_select=300):
+            super().__init__()
+            self.num_select = num_select
+            new_pos_map = torch.zeros((91, 256))
+            self.positive_map = new_pos_map
+
+        def forward(self, logits):
+            return logits.sigmoid() @ self.positive_map.to(logits.device).T
+
+    def evaluate(device):
+        post = PostProcess()
+        outputs = torch.rand(2, 256, device=device)
+        return post(outputs)
+    """
+    assert findings(source) == []

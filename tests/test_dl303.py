@@ -615,3 +615,49 @@ def test_a_static_method_called_through_its_class_gets_its_callers_facts() -> No
             return Model.post_process(boxes, 3)
     """
     assert findings(source) == []
+
+
+def test_a_caller_passing_what_is_unknown_leaves_a_tensor_parameter_on_its_callers_device() -> None:
+    # captum's _select_targets(output: Tensor, target), called by _run_forward with the
+    # output of the user's forward_func; pytorch-forecasting's to_quantiles(y_pred, **kwargs).
+    source = """
+    import torch
+    from torch import Tensor
+
+    def _select_targets(output: Tensor, target):
+        return torch.gather(output, 1, torch.tensor(target).reshape(len(output), 1))
+
+    def _run_forward(forward_func, inputs, target):
+        output = forward_func(*inputs)
+        return _select_targets(output, target)
+    """
+    assert [(code, line) for code, line, _ in findings(source)] == [("DL303", 5)]
+
+
+def test_a_cpu_tensor_indexed_with_tensors_from_elsewhere() -> None:
+    # torch_sparse's get_diag (`value[row == col]`), DGL's `pred[nid]` with `nid` moved to the
+    # device, metric-learning's `mask[rows, :c] = True`: PyTorch takes CPU indices into a device
+    # tensor, never device indices into a CPU one.
+    source = """
+    import torch
+    from torch import Tensor
+
+    def get_diag(row: Tensor, col: Tensor) -> Tensor:
+        value = torch.ones(row.size(0))
+        return value[row == col]
+
+    def mark(labels: Tensor, n: int):
+        mask = torch.zeros((n, n), dtype=torch.bool)
+        rows = torch.where(labels == 1)[0]
+        mask[rows, :2] = True
+        return mask
+
+    def lookup(pred_size, ids, device):
+        pred = torch.empty(pred_size, 3)
+        nid = ids.to(device)
+        return pred[nid]
+
+    def fine(x: Tensor, n: int):
+        return x[torch.arange(n)]
+    """
+    assert [(code, line) for code, line, _ in findings(source)] == [("DL303", 5), ("DL303", 9), ("DL303", 15)]

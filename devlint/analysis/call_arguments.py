@@ -14,7 +14,12 @@ def arguments(run: Evaluation, node: cst.Call) -> Arguments:
     out: Arguments = []
     for arg in node.args:
         value = run.eval(arg.value)
-        if arg.star:
+        if arg.star == "**" and not value.batch:
+            # `f(x, **kwargs)` hands on options the callee may use or drop (ZoeDepth's
+            # `focal=`): which of them reach a tensor operation is unknown. A batch expanded
+            # into a model (`model(**batch)`) is no such bag of options.
+            value = F.UNKNOWN
+        elif arg.star:
             value = value.elem if value.kind is Kind.SEQ and value.elem is not None else (value if value.batch else F.UNKNOWN)
         out.append((arg.value, value))
     return out

@@ -15,7 +15,14 @@ import libcst as cst
 from devlint.analysis.guards import string_value
 from devlint.analysis.program import ClassInfo, FunctionInfo
 from devlint.analysis.shapes import number_parameter
-from devlint.analysis.torchapi import REGISTERED_STATE_CLASSES, owns_no_state_by_default, state_arguments
+from devlint.analysis.torchapi import TENSOR as ONE_TENSOR
+from devlint.analysis.torchapi import (
+    REGISTERED_STATE_CLASSES,
+    factory_placement,
+    function_results,
+    owns_no_state_by_default,
+    state_arguments,
+)
 from devlint.names import dotted_name, is_none
 from devlint.tree import descendants
 
@@ -59,6 +66,13 @@ def owns_no_state(cls: ClassInfo, qualify: Callable[[cst.BaseExpression], str | 
 def _keeps_no_state(cls: ClassInfo, qualify: Callable[[cst.BaseExpression], str | None]) -> bool:
     init = cls.methods.get("__init__")
     numbers = {p.name.value for p in init.params if number_parameter(p)} if init is not None else set()
+    if init is not None:
+        # A local made by a torch function that returns one tensor (`pos = torch.zeros(91, 256)`):
+        # kept as a plain attribute, it is no state `model.to()` would move (DL401's concern).
+        for node in descendants(init.node.body):
+            if type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:  # type: ignore[attr-defined]
+                if _makes_a_tensor(node.value, qualify):  # type: ignore[attr-defined]
+                    numbers.add(node.targets[0].target.value)  # type: ignore[attr-defined]
     for node in descendants(cls.node.body):
         kind = type(node)
         if kind is cst.Call and (dotted_name(node.func) or "").rsplit(".", 1)[-1] in _REGISTERING_CALLS:  # type: ignore[attr-defined]
@@ -71,14 +85,23 @@ def _keeps_no_state(cls: ClassInfo, qualify: Callable[[cst.BaseExpression], str 
     return True
 
 
+def _makes_a_tensor(value: cst.BaseExpression, qualify: Callable[[cst.BaseExpression], str | None]) -> bool:
+    if not isinstance(value, cst.Call):
+        return False
+    qualified = qualify(value.func) or ""
+    return factory_placement(qualified) is not None or function_results(qualified) == {ONE_TENSOR}
+
+
 def _stateless_value(value: cst.BaseExpression, numbers: set[str], qualify: Callable[[cst.BaseExpression], str | None]) -> bool:
-    """A literal, a number parameter, or a torch.nn layer that owns nothing."""
+    """A literal, a number parameter, a plain tensor, or a torch.nn layer that owns nothing."""
     if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)) or is_none(value):
         return True
     if isinstance(value, cst.Name):
         return value.value in numbers or value.value in ("True", "False")
     if isinstance(value, cst.Call):
         qualified = qualify(value.func) or ""
+        if _makes_a_tensor(value, qualify):
+            return True
         return qualified.startswith("torch.nn.") and nn_owns_no_state(qualified.rsplit(".", 1)[-1], value)
     return False
 

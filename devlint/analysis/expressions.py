@@ -168,11 +168,7 @@ def eval_subscript(run: Evaluation, node: cst.Subscript) -> Value:
             return Value(Kind.SEQ, elem=F.SCALAR)
         return F.SCALAR
     if base.kind is Kind.TENSOR or base.kind is Kind.UNKNOWN and base.place.known:
-        # A device tensor may be indexed with CPU indices; a CPU tensor not with device ones.
-        if base.place == CPU:
-            for index_expr, index in indices:
-                if index.kind is Kind.TENSOR and index.place.on_accelerator and not index.weak:
-                    run.conflict(node, Operand(node.value, base), Operand(index_expr, index))
+        check_indices(run, node, base, indices)
         # `None`, `...` and tensor indices are not numbers: they leave the dimensions unknown.
         numbers = all(value.kind is Kind.SCALAR for _, value in indices)
         dims = dimensions.after_indexing(base.dims, len(indices)) if numbers else None
@@ -180,6 +176,20 @@ def eval_subscript(run: Evaluation, node: cst.Subscript) -> Value:
     if base.kind is Kind.UNKNOWN and base.place.kind is PlaceKind.FOLLOWS:
         return base
     return F.UNKNOWN
+
+
+def check_indices(run: Evaluation, node: cst.Subscript, base: Value, indices: Arguments) -> None:
+    """A device tensor may be indexed with CPU indices; a CPU tensor not with device ones, nor
+    with tensors on the device a caller chooses (reading `t[i]` or writing `t[i] = v`)."""
+    if base.place != CPU:
+        return
+    for index_expr, index in indices:
+        # A value with a place that is no tensor's (`x.to(device)` of an unknown `x`) is one:
+        # lists and arrays have no `.to()`.
+        tensor = index.kind is Kind.TENSOR or index.kind is Kind.UNKNOWN and index.place.known
+        elsewhere = index.place.on_accelerator or index.place.kind is PlaceKind.FOLLOWS
+        if tensor and elsewhere and not index.weak and not index.scalar:
+            run.conflict(node, Operand(node.value, base), Operand(index_expr, index))
 
 
 def subscript_indices(run: Evaluation, node: cst.Subscript) -> Arguments:

@@ -450,7 +450,9 @@ class AcceleratorGuards:
         ))
         # A test marked to skip without CUDA states its hardware needs; a function that
         # captures a CUDA graph is CUDA-only by what it does.
-        guarded = self._decorated_guard(node) or self._captures_cuda_graph(node)
+        # A `cuda()` method (a container's own, as Module.cuda and Tensor.cuda are) runs only
+        # where its caller asked for CUDA: what it does there is that request.
+        guarded = self._decorated_guard(node) or node.name.value == "cuda" or self._captures_cuda_graph(node)
         self._if_stack.append((guarded, False))
         self.visit_If_body(node)  # type: ignore[arg-type]
 

@@ -20,7 +20,7 @@ from devlint.analysis.class_facts import registered_tensor_names, building_metho
 from devlint.analysis.environment import Env, join_envs
 from devlint.analysis.evaluation import SharedFacts
 from devlint.analysis.events import Conflict, DiscardedMove, Operand, SplitReturn
-from devlint.analysis.expressions import EVALUATORS, batch_value, iterate, subscript_indices
+from devlint.analysis.expressions import EVALUATORS, batch_value, check_indices, iterate, subscript_indices
 from devlint.analysis.facts import CPU, INPUT_DEVICE, MODULE_DEVICE, Kind, Origin, Place, PlaceKind, Value
 from devlint.analysis.guards import string_value
 from devlint.analysis.naming import is_device_name, is_loader_name
@@ -111,8 +111,13 @@ class FunctionRun:
                 # inputs taken to be on the module's device, that would be a mix of our making.
                 fact = None
             if fact is not None and default.kind is Kind.TENSOR and default.place.kind is PlaceKind.FOLLOWS:
-                # The callers of the file say where it lives; the body says it is a tensor.
-                self.env[name] = replace(fact, kind=Kind.TENSOR) if fact.kind is Kind.UNKNOWN else fact
+                # The callers of the file say where it lives; the body says it is a tensor. A caller
+                # passing what the analysis cannot place (an opaque call's result, `*args`) says
+                # nothing: the tensor is still on whatever device that caller chose.
+                if fact.kind is Kind.UNKNOWN and fact.place.kind is PlaceKind.UNKNOWN:
+                    self.env[name] = default
+                else:
+                    self.env[name] = replace(fact, kind=Kind.TENSOR) if fact.kind is Kind.UNKNOWN else fact
             elif fact is not None and (fact.kind is not Kind.UNKNOWN or default.kind is Kind.UNKNOWN):
                 self.env[name] = fact
             else:
@@ -336,6 +341,8 @@ class FunctionRun:
             # `t[i] = v` writes into t; `batch[k] = v.to(device)` makes the container partly moved.
             container = self.eval(target.value)
             indices = subscript_indices(self, target)
+            if container.kind is Kind.TENSOR:
+                check_indices(self, target, container, indices)
             if container.kind is Kind.TENSOR and any(index.kind in (Kind.TENSOR, Kind.SEQ) for _, index in indices):
                 # Advanced indexing writes with index_put_, whose values must be on the tensor's
                 # device (a 0-dim CPU value excepted); basic slicing copies across devices.
