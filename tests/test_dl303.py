@@ -661,3 +661,23 @@ def test_a_cpu_tensor_indexed_with_tensors_from_elsewhere() -> None:
         return x[torch.arange(n)]
     """
     assert [(code, line) for code, line, _ in findings(source)] == [("DL303", 5), ("DL303", 9), ("DL303", 15)]
+
+
+def test_a_factory_moved_to_a_device_variable_is_placed_even_where_that_looks_like_the_cpu() -> None:
+    # co-tracker's evaluator: `sc_pt = torch.from_numpy(sc_py).float().to(device)` with
+    # `device = sample.video.device`; that the sample is on the CPU is only the analysis's guess.
+    source = """
+    import numpy as np
+    import torch
+
+    def metrics(sample, pred: torch.Tensor, W):
+        device = sample.video.device
+        sc = torch.from_numpy(np.array([W, W])).float().to(device)
+        return pred / sc
+
+    def evaluate(test_loader, model, W):
+        for sample in test_loader:
+            pred = model(sample.video)
+            metrics(sample, pred, W)
+    """
+    assert findings(source) == []

@@ -512,6 +512,10 @@ def move(run: Evaluation, node: cst.Call, method: str, receiver: Value) -> Value
     else:
         place, what = _to_target(run, node, args, receiver), "moved by `.to()`"
         if place == receiver.place and receiver.origin is not None:
+            if place == CPU and _names_a_device(run, node, args):
+                # `.to(device)` with `device = batch.device`: the code placed it where its data
+                # is; that this is the CPU is only the analysis's guess about the data.
+                return replace(receiver, origin=replace(run.origin(node, what), moved=True))
             return receiver
     dims = receiver.dims  # a move or a conversion keeps the shape
     kind = receiver.kind if receiver.kind in (Kind.TENSOR, Kind.MODULE, Kind.INSTANCE) else (Kind.TENSOR if receiver.batch is not None else Kind.UNKNOWN)
@@ -535,6 +539,16 @@ def _type_target(run: Evaluation, arg: tuple[cst.CSTNode, Value], receiver: Valu
     if value.kind is Kind.SCALAR:
         return receiver.place  # a dtype
     return F.UNKNOWN_PLACE
+
+
+def _names_a_device(run: Evaluation, node: cst.Call, args: Arguments) -> bool:
+    """`.to(device)`, `.to(x.device)`, `.to(device=d)`: a device chosen by a variable, no literal."""
+    device = keyword(node, "device")
+    expr = device.value if device is not None else next((e for (e, _), arg in zip(args, node.args) if arg.keyword is None), None)
+    if expr is None or string_value(expr) is not None:
+        return False
+    value = next((v for (e, v) in args if e is expr), F.UNKNOWN)
+    return value.kind in (Kind.DEVICE, Kind.TENSOR) or isinstance(expr, cst.Attribute) and expr.attr.value == "device"
 
 
 def _to_target(run: Evaluation, node: cst.Call, args: Arguments, receiver: Value) -> Place:
