@@ -418,3 +418,17 @@ def test_numpy_on_sizes_that_forward_receives_is_silent() -> None:
             return Hp, m
     """
     assert [(code, line) for code, line, _ in findings(source)] == [("DL302", 11)]
+
+
+def test_a_file_that_reads_tensors_through_scipy_alone_is_checked() -> None:
+    # pytorch-forecasting: `torch.tensor(scipy.stats.poisson(predictions).ppf(q))` in a file
+    # that never names numpy.
+    source = """
+    import scipy.stats
+    import torch
+
+    def to_quantiles(out: torch.Tensor, q):
+        predictions = out.mean(-1)
+        return torch.tensor(scipy.stats.poisson(predictions).ppf(q))
+    """
+    assert [(code, line) for code, line, _ in findings(source)] == [("DL302", 6)]

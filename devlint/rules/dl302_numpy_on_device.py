@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from devlint.analysis.describe import cited, code, where
+from devlint.analysis.torchapi import ARRAY_LIBRARIES
 from devlint.fixes import append_cpu, cpu_before_numpy
 from devlint.rule import Rule
 
@@ -19,7 +20,9 @@ class NumpyOnDevice(Rule):
     code = "DL302"
     name = "numpy-on-device"
     summary = "`.numpy()` (or `np.asarray(t)`, `np.array(t)`) on a tensor that may be on an accelerator, without `.cpu()`"
-    needles = ("numpy", "np.")
+    # `.numpy()`, and every library whose functions read their arguments through numpy (a file
+    # using one imports it by name: `import scipy.stats`, `from sklearn import metrics`).
+    needles = tuple(sorted({"numpy", *(library.split(".")[0] for library in ARRAY_LIBRARIES)}))
     fix = "safe"
 
     def visit_Module(self, node: cst.Module) -> None:
