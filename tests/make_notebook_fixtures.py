@@ -49,7 +49,7 @@ class Net(nn.Module):
 """
 
 MODEL_GOOD = "model = Net().to(device)\noptimizer = torch.optim.Adadelta(model.parameters(), lr=1.0)\nnn.Linear?\n"
-MODEL_BUGGY = "model = Net().cuda()\noptimizer = torch.optim.Adadelta(model.parameters(), lr=1.0)\nnn.Linear?\n"
+MODEL_BUGGY = MODEL_GOOD.replace(".to(device)", ".cuda()")
 
 TRAIN_GOOD = """\
 %%time
@@ -64,17 +64,8 @@ for batch_idx, (data, target) in enumerate(train_loader):
         print(f"[{batch_idx * len(data)}] loss {loss.item():.4f}")
 """
 
-TRAIN_BUGGY = """\
-%%time
-model.train()
-for batch_idx, (data, target) in enumerate(train_loader):
-    optimizer.zero_grad()
-    loss = F.nll_loss(model(data), target)
-    loss.backward()
-    optimizer.step()
-    if batch_idx % 100 == 0:
-        print(f"[{batch_idx * len(data)}] loss {loss.item():.4f}")
-"""
+# The buggy twins differ from the correct cells by one line or one argument each.
+TRAIN_BUGGY = TRAIN_GOOD.replace("    data, target = data.to(device), target.to(device)\n", "")
 
 EVALUATE_GOOD = """\
 model.eval()
@@ -85,18 +76,10 @@ with torch.no_grad():
         predictions.append(model(data).argmax(dim=1).cpu().numpy())
 """
 
-EVALUATE_BUGGY = """\
-model.eval()
-predictions = []
-with torch.no_grad():
-    for data, target in test_loader:
-        data = data.to(device)
-        target.to(device)
-        predictions.append(model(data).argmax(dim=1).numpy())
-"""
+EVALUATE_BUGGY = EVALUATE_GOOD.replace("        predictions", "        target.to(device)\n        predictions").replace(".cpu().numpy()", ".numpy()")
 
 CHECKPOINT_GOOD = '!ls -lh checkpoints/\nstate = torch.load("checkpoints/mnist_cnn_pretrained.pt", map_location=device)\nmodel.load_state_dict(state)\n'
-CHECKPOINT_BUGGY = '!ls -lh checkpoints/\nstate = torch.load("checkpoints/mnist_cnn_pretrained.pt")\nmodel.load_state_dict(state)\n'
+CHECKPOINT_BUGGY = CHECKPOINT_GOOD.replace(", map_location=device", "")
 
 
 def _lines(text: str) -> list[str]:
