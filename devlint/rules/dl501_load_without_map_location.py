@@ -66,7 +66,10 @@ class LoadWithoutMapLocation(Rule):
     def __init__(self, ctx) -> None:  # noqa: ANN001
         super().__init__(ctx)
         self._opened: dict[str, str] = {}  # `f` -> `args.save` for `with open(args.save) as f`
-        self._saved: set[tuple[int | None, str]] | None = None
+        # torch.save's paths, by function (None: module level), and the loads decided once the
+        # walk has seen them all (a script often loads before the function that saves).
+        self._saved: set[tuple[int | None, str]] = set()
+        self._pending: list[tuple[cst.Call, int | None, str | None, bool]] = []
         self._scopes: list[int] = []  # the functions the walk is in, innermost last
         # Per function, innermost last: does a name hold a temporary path (False: it shadows one)?
         self._frames: list[dict[str, bool]] = [{}]
@@ -140,24 +143,22 @@ class LoadWithoutMapLocation(Rule):
             return self._opened[name]
         return " ".join(self.ctx.module.code_for_node(expr).split())
 
-    def _saved_here(self, path: cst.BaseExpression) -> bool:
-        """Did this file hand the same path to torch.save (resolved through `with open`): in this
-        function, or anywhere for a path that is no local of this function (`self.ckpt`, `CKPT`)?"""
-        if self._saved is None:
-            self._saved = _saved_paths_in(self)
-        text = self._text(path)
-        scope = self._scopes[-1] if self._scopes else None
-        if (scope, text) in self._saved:
-            return True
-        # `self.ckpt` is the instance's in every method; `path` and `join(path, "m.pt")` are this call's.
+    def _is_local(self, path: cst.BaseExpression) -> bool:
+        """Does the path name a local of this function? `self.ckpt` is the instance's in every
+        method; `path` and `join(path, "m.pt")` are this call's."""
+        if not self._scopes:
+            return False
         attributes = [n for n in descendants(path) if type(n) is cst.Attribute]
         owners = {id(n.value) for n in attributes} | {id(n.attr) for n in attributes}  # type: ignore[attr-defined]
         bare = {n.value for n in descendants(path) if type(n) is cst.Name and id(n) not in owners}  # type: ignore[attr-defined]
-        local = scope is not None and any(name in self._frames[-1] for name in bare)
-        return not local and any(saved == text for _, saved in self._saved)
+        return any(name in self._frames[-1] for name in bare)
 
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.ctx.qualify(node.func)
+        scope = self._scopes[-1] if self._scopes else None
+        if qualified in SAVE_FUNCTIONS and len(node.args) >= 2:
+            self._saved.add((scope, self._text(node.args[1].value)))
+            return
         position = _MAP_LOCATION_POSITION.get(qualified or "")
         if position is None:
             return
@@ -166,19 +167,27 @@ class LoadWithoutMapLocation(Rule):
             return
         if any(arg.keyword is not None and arg.keyword.value == "map_location" for arg in node.args):
             return
-        if node.args and not node.args[0].keyword and self._saved_here(node.args[0].value):
-            return
-        if node.args and not node.args[0].keyword and self._temporary_path(node.args[0].value):
+        path = node.args[0].value if node.args and not node.args[0].keyword else None
+        if path is not None and self._temporary_path(path):
             return
         if qualified in DOWNLOAD_LOADS and node.args and self._published_by_pytorch(node.args[0].value):
             return
-        call = self.ctx.module.code_for_node(node.func)
-        self.report(
-            node,
-            f"`{call}(...)` without `map_location`: a checkpoint saved on a GPU fails to load on a machine without one; "
-            "pass `map_location=device` (or `map_location=\"cpu\"`)",
-            add_map_location(self.ctx, node),
-        )
+        self._pending.append((node, scope, self._text(path) if path is not None else None, path is not None and self._is_local(path)))
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        anywhere = {text for _, text in self._saved}
+        for node, scope, text, local in self._pending:
+            # A load of the very path this file saved, in this function, or anywhere for a
+            # path that is no local of this function: written on the machine reading it.
+            if text is not None and ((scope, text) in self._saved or not local and text in anywhere):
+                continue
+            call = self.ctx.module.code_for_node(node.func)
+            self.report(
+                node,
+                f"`{call}(...)` without `map_location`: a checkpoint saved on a GPU fails to load on a machine without one; "
+                "pass `map_location=device` (or `map_location=\"cpu\"`)",
+                add_map_location(self.ctx, node),
+            )
 
 
 def _module_table(module: cst.Module, name: str) -> list[str] | None:
@@ -193,28 +202,3 @@ def _module_table(module: cst.Module, name: str) -> list[str] | None:
                 values = [string_value(element.value) for element in small.value.elements if isinstance(element, cst.DictElement)]
                 return None if None in values else values  # type: ignore[return-value]
     return None
-
-
-def _saved_paths_in(rule: LoadWithoutMapLocation) -> set[tuple[int | None, str]]:
-    """(function, path expression) of each torch.save: the same name in two functions is two
-    variables (`def save(self, path)` and `def load(path)` do not share a checkpoint)."""
-    paths: set[tuple[int | None, str]] = set()
-
-    def collect(root: cst.CSTNode, scope: int | None) -> None:
-        opened: dict[str, str] = {}
-        for node in descendants(root, enter=lambda n: type(n) is not cst.FunctionDef):
-            if type(node) is cst.FunctionDef and node is not root:
-                collect(node.body, id(node))  # type: ignore[attr-defined]
-            elif type(node) is cst.WithItem:
-                call = node.item  # type: ignore[attr-defined]
-                if node.asname is not None and isinstance(call, cst.Call) and dotted_name(call.func) == "open" and call.args:  # type: ignore[attr-defined]
-                    target = dotted_name(node.asname.name)  # type: ignore[attr-defined]
-                    if target is not None:
-                        opened[target] = " ".join(rule.ctx.module.code_for_node(call.args[0].value).split())
-            elif type(node) is cst.Call and len(node.args) >= 2 and rule.ctx.names.qualify(node.func) in SAVE_FUNCTIONS:  # type: ignore[attr-defined]
-                expr = node.args[1].value  # type: ignore[attr-defined]
-                name = dotted_name(expr)
-                paths.add((scope, opened.get(name, "") if name in opened else " ".join(rule.ctx.module.code_for_node(expr).split())))
-
-    collect(rule.ctx.module, None)
-    return paths
