@@ -1303,3 +1303,43 @@ def test_a_module_whose_only_tensor_is_a_plain_attribute_has_no_device_of_its_ow
         return post(outputs)
     """
     assert findings(source) == []
+
+
+def test_a_class_whose_ancestry_is_not_known_may_be_a_module() -> None:
+    # transformers' AlbertModel(AlbertPreTrainedModel(PreTrainedModel)) where the run cannot
+    # resolve PreTrainedModel: its submodules may move with it, so forward's tensors made on
+    # the inputs' device do not meet "CPU" layers.
+    source = """
+    import torch
+    import torch.nn as nn
+    from ...modeling_utils import PreTrainedModel
+
+
+    class Embeddings(nn.Module):
+        def __init__(self, config):
+            super().__init__()
+            self.word = nn.Embedding(10, 4)
+
+        def forward(self, input_ids=None, token_type_ids=None):
+            return self.word(input_ids) + token_type_ids
+
+
+    class AlbertPreTrainedModel(PreTrainedModel):
+        base_model_prefix = "albert"
+
+        def _init_weights(self, module):
+            module.weight.data.normal_(mean=0.0, std=0.02)
+
+
+    class AlbertModel(AlbertPreTrainedModel):
+        def __init__(self, config):
+            super().__init__(config)
+            self.embeddings = Embeddings(config)
+
+        def forward(self, input_ids=None, token_type_ids=None):
+            device = input_ids.device
+            if token_type_ids is None:
+                token_type_ids = torch.zeros(input_ids.size(), dtype=torch.long, device=device)
+            return self.embeddings(input_ids, token_type_ids=token_type_ids)
+    """
+    assert findings(source) == []

@@ -432,3 +432,20 @@ def test_a_file_that_reads_tensors_through_scipy_alone_is_checked() -> None:
         return torch.tensor(scipy.stats.poisson(predictions).ppf(q))
     """
     assert [(code, line) for code, line, _ in findings(source)] == [("DL302", 6)]
+
+
+def test_numpy_of_an_unknown_value_in_a_file_that_imports_tensorflow() -> None:
+    # transformers' GLUE processor: `tensor_dict["idx"].numpy()` on a tf.Tensor from tfds.
+    source = """
+    import tensorflow as tf
+    import torch
+
+    class Processor:
+        def get_example_from_tensor_dict(self, tensor_dict):
+            return tensor_dict["idx"].numpy()
+
+        def logits(self, model, x):
+            return model(x.to("cuda")).numpy()
+    """
+    assert [(code, line) for code, line, _ in findings(source)] == [("DL302", 9)]
+    assert [(code, line) for code, line, _ in findings(source.replace("import tensorflow as tf", "import os"))] == [("DL302", 6), ("DL302", 9)]

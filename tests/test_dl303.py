@@ -617,23 +617,6 @@ def test_a_static_method_called_through_its_class_gets_its_callers_facts() -> No
     assert findings(source) == []
 
 
-def test_a_caller_passing_what_is_unknown_leaves_a_tensor_parameter_on_its_callers_device() -> None:
-    # captum's _select_targets(output: Tensor, target), called by _run_forward with the
-    # output of the user's forward_func; pytorch-forecasting's to_quantiles(y_pred, **kwargs).
-    source = """
-    import torch
-    from torch import Tensor
-
-    def _select_targets(output: Tensor, target):
-        return torch.gather(output, 1, torch.tensor(target).reshape(len(output), 1))
-
-    def _run_forward(forward_func, inputs, target):
-        output = forward_func(*inputs)
-        return _select_targets(output, target)
-    """
-    assert [(code, line) for code, line, _ in findings(source)] == [("DL303", 5)]
-
-
 def test_a_cpu_tensor_indexed_with_tensors_from_elsewhere() -> None:
     # torch_sparse's get_diag (`value[row == col]`), DGL's `pred[nid]` with `nid` moved to the
     # device, metric-learning's `mask[rows, :c] = True`: PyTorch takes CPU indices into a device

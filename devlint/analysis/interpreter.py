@@ -112,12 +112,10 @@ class FunctionRun:
                 fact = None
             if fact is not None and default.kind is Kind.TENSOR and default.place.kind is PlaceKind.FOLLOWS:
                 # The callers of the file say where it lives; the body says it is a tensor. A caller
-                # passing what the analysis cannot place (an opaque call's result, `*args`) says
-                # nothing: the tensor is still on whatever device that caller chose.
-                if fact.kind is Kind.UNKNOWN and fact.place.kind is PlaceKind.UNKNOWN:
-                    self.env[name] = default
-                else:
-                    self.env[name] = replace(fact, kind=Kind.TENSOR) if fact.kind is Kind.UNKNOWN else fact
+                # passing what the analysis cannot place leaves it unplaced: data pipelines hand
+                # helpers CPU tensors from opaque calls (a tokenizer's `pad`) as often as models
+                # hand them device outputs.
+                self.env[name] = replace(fact, kind=Kind.TENSOR) if fact.kind is Kind.UNKNOWN else fact
             elif fact is not None and (fact.kind is not Kind.UNKNOWN or default.kind is Kind.UNKNOWN):
                 self.env[name] = fact
             else:

@@ -30,6 +30,9 @@ class ClassInfo:
     # Has a forward() and derives from a class defined elsewhere (`BaseFairseqModel`):
     # it may be an nn.Module that moves its submodules, or may not.
     maybe_module: bool = False
+    # Some base, or a base of a base of this file, is defined elsewhere and not known (a
+    # `PreTrainedModel` the run cannot resolve): what it is decides what this class is.
+    foreign: bool = False
     stateless: bool | None = None  # a Module owning no parameters, buffers or stateful layers; found on first ask
     buffers: frozenset[str] | None = None  # names given to `register_buffer`, found on first ask
     building_methods: frozenset[str] | None = None  # `__init__` and what only it calls, found on first ask
@@ -149,15 +152,16 @@ class Program:
                 )
                 positional = [base for base, arg in zip(info.bases, info.node.bases) if arg.keyword is None]
                 foreign = any(base not in self.classes and base not in imported.classes and not plain_base(base) for base in positional) or any(
-                    base in self.classes and self.classes[base].maybe_module for base in positional
+                    base in self.classes and (self.classes[base].maybe_module or self.classes[base].foreign) for base in positional
                 )
                 if not module and foreign and uses_module_members(info):
                     # `self.register_buffer(...)`, `self.parameters()`, `self.w = nn.Parameter(...)`: only
                     # an nn.Module has these, whatever its base in another file is called.
                     module = True
                 maybe = not module and not dataset and "forward" in info.methods and foreign
-                if (module, lightning, dataset, maybe) != (info.is_module, info.is_lightning, info.is_dataset, info.maybe_module):
+                if (module, lightning, dataset, maybe, foreign) != (info.is_module, info.is_lightning, info.is_dataset, info.maybe_module, info.foreign):
                     info.is_module, info.is_lightning, info.is_dataset, info.maybe_module = module, lightning, dataset, maybe
+                    info.foreign = foreign
                     changed = True
 
 

@@ -37,12 +37,18 @@ def own_members(program: Program) -> frozenset[str]:
     return program.own_members
 
 
+def imports_tensorflow(names: ImportTable) -> bool:
+    """TensorFlow's tensors share members with torch's (`.numpy()`, `.device`, `.ndim`)."""
+    return any(target == "tensorflow" or target.startswith("tensorflow.") for target in names.bindings.values())
+
+
 def tensor_parameters(func: FunctionInfo, program: Program, names: ImportTable) -> frozenset[str]:
-    """The parameters the function's annotations or its body show to be tensors."""
+    """The parameters the function's annotations or its body show to be tensors (in a file that
+    imports TensorFlow, the members they use show nothing)."""
     if func.tensor_params is None:
         params = {p.name.value for p in func.params}
         found = {p.name.value for p in func.params if p.annotation is not None and _tensor_annotation(p.annotation.annotation, names)}
-        excluded = own_members(program)
+        excluded = own_members(program) if not imports_tensorflow(names) else TENSOR_ONLY_MEMBERS
         for node in descendants(func.node.body, enter=lambda n: type(n) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             if type(node) is cst.Attribute and type(node.value) is cst.Name:  # type: ignore[attr-defined]
                 name = node.value.value  # type: ignore[attr-defined]
