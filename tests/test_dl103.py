@@ -284,3 +284,19 @@ def test_a_name_that_merely_contains_a_device_word_is_no_check() -> None:
             torch.cuda.synchronize()
     """
     assert positions(source, DL103) == [("DL103", 6, 9)]
+
+
+def test_cuda_default_generators_is_empty_without_cuda() -> None:
+    # transformers' Reformer seeds from `torch.cuda.default_generators` only when it has some:
+    # the tuple is empty until CUDA is there and initialised.
+    source = """
+    import sys
+    import torch
+
+    def init_seed():
+        if hasattr(torch.cuda, "default_generators") and len(torch.cuda.default_generators) > 0:
+            device_idx = torch.cuda.current_device()
+            return torch.cuda.default_generators[device_idx].seed()
+        return int(torch.seed() % sys.maxsize)
+    """
+    assert lint(source) == []

@@ -237,3 +237,24 @@ def test_a_path_saved_in_another_function_is_another_variable() -> None:
         """
     )
     assert found == [("DL501", 11, 16)]
+
+
+def test_a_learning_rate_schedulers_state_holds_no_tensors() -> None:
+    # transformers' example scripts (copied into many projects, LoRA's among them) resume
+    # `scheduler.pt` without map_location; the optimizer's state does hold tensors.
+    found = positions(
+        """
+        import os
+        import torch
+        from transformers import get_linear_schedule_with_warmup
+
+        def train(model, optimizer, args):
+            scheduler = get_linear_schedule_with_warmup(optimizer, 10, 100)
+            step = torch.optim.lr_scheduler.StepLR(optimizer, 30)
+            if os.path.isfile(os.path.join(args.model_name_or_path, "scheduler.pt")):
+                optimizer.load_state_dict(torch.load(os.path.join(args.model_name_or_path, "optimizer.pt")))
+                scheduler.load_state_dict(torch.load(os.path.join(args.model_name_or_path, "scheduler.pt")))
+                step.load_state_dict(torch.load("step.pt"))
+        """
+    )
+    assert found == [("DL501", 9, 35)]

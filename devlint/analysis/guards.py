@@ -15,7 +15,7 @@ from typing import Protocol
 
 import libcst as cst
 
-from devlint.analysis.torchapi import ACCELERATOR_TYPES, AVAILABILITY_CALLS, CPU_TYPES
+from devlint.analysis.torchapi import ACCELERATOR_TYPES, AVAILABILITY_CALLS, AVAILABILITY_VALUES, CPU_TYPES
 from devlint.analysis.torchapi.frameworks import AVAILABILITY_HELPERS
 from devlint.names import dotted_name
 from devlint.tree import descendants
@@ -163,7 +163,10 @@ class AcceleratorGuards:
             kind = type(node)
             if kind is cst.Name or kind is cst.Attribute:
                 dotted = dotted_name(node)  # type: ignore[arg-type]
-                if dotted is not None and self.ctx.qualify(node) is not None:
+                qualified = self.ctx.qualify(node) if dotted is not None else None
+                if qualified in AVAILABILITY_VALUES:
+                    return True  # `len(torch.cuda.default_generators) > 0`
+                if qualified is not None:
                     # An imported name is torch's API, not a flag: `torch.cuda.is_available`
                     # without the call is a function object, always true.
                     continue

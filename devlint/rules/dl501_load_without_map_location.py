@@ -6,6 +6,7 @@ import libcst as cst
 
 from devlint.analysis.guards import string_value
 from devlint.analysis.torchapi import DOWNLOAD_LOADS, LOAD_FUNCTIONS, SAVE_FUNCTIONS
+from devlint.analysis.torchapi.frameworks import LR_SCHEDULER_FACTORIES, LR_SCHEDULER_MODULE
 from devlint.names import dotted_name
 from devlint.tree import descendants
 from devlint.fixes import add_map_location
@@ -53,7 +54,8 @@ class LoadWithoutMapLocation(Rule):
     are not reported: they are saved from CPU tensors. A load of a checkpoint the same script saved (same path expression, also
     through `with open(path) as f`), and a load from a temporary directory
     (pytest's `tmp_path`, `tempfile.TemporaryDirectory()`) are not reported:
-    that file was written on the machine reading it.
+    that file was written on the machine reading it. A learning-rate scheduler's state holds
+    numbers only and is not reported either.
     """
 
     code = "DL501"
@@ -70,6 +72,8 @@ class LoadWithoutMapLocation(Rule):
         # walk has seen them all (a script often loads before the function that saves).
         self._saved: set[tuple[int | None, str]] = set()
         self._pending: list[tuple[cst.Call, int | None, str | None, bool]] = []
+        self._schedulers: set[str] = set()  # names bound to a learning-rate scheduler
+        self._loaded_into: dict[int, str] = {}  # id(load) -> `sched` for `sched.load_state_dict(torch.load(...))`
         self._scopes: list[int] = []  # the functions the walk is in, innermost last
         # Per function, innermost last: does a name hold a temporary path (False: it shadows one)?
         self._frames: list[dict[str, bool]] = [{}]
@@ -98,6 +102,10 @@ class LoadWithoutMapLocation(Rule):
             self._frames[-1][node.asname.name.value] = self._temporary_path(call)
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        if isinstance(node.value, cst.Call):
+            built = self.ctx.qualify(node.value.func) or ""
+            if built.startswith(LR_SCHEDULER_MODULE) or built in LR_SCHEDULER_FACTORIES:
+                self._schedulers.update(name for t in node.targets if (name := dotted_name(t.target)) is not None)
         temporary = self._temporary_path(node.value)
         for target in node.targets:
             if isinstance(target.target, cst.Name):
@@ -154,6 +162,11 @@ class LoadWithoutMapLocation(Rule):
         return any(name in self._frames[-1] for name in bare)
 
     def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "load_state_dict" and node.args and isinstance(node.args[0].value, cst.Call):
+            receiver = dotted_name(func.value)
+            if receiver is not None:
+                self._loaded_into[id(node.args[0].value)] = receiver
         qualified = self.ctx.qualify(node.func)
         scope = self._scopes[-1] if self._scopes else None
         if qualified in SAVE_FUNCTIONS and len(node.args) >= 2:
@@ -181,6 +194,8 @@ class LoadWithoutMapLocation(Rule):
             # path that is no local of this function: written on the machine reading it.
             if text is not None and ((scope, text) in self._saved or not local and text in anywhere):
                 continue
+            if self._loaded_into.get(id(node)) in self._schedulers:
+                continue  # a scheduler's state: numbers, no tensors to restore anywhere
             call = self.ctx.module.code_for_node(node.func)
             self.report(
                 node,

@@ -18,6 +18,9 @@ CPU_TYPES = frozenset({"cpu", "meta"})
 
 # Their truth says an accelerator is present: code under them may use one.
 AVAILABILITY_CALLS = _data.AVAILABILITY_CHECKS
+# Values that are empty (false) until CUDA is there and initialised: `torch.cuda.default_generators`
+# is `()` on a machine without CUDA, one generator per GPU once CUDA starts.
+AVAILABILITY_VALUES = frozenset({"torch.cuda.default_generators"})
 
 # -- creating tensors -------------------------------------------------------------------------
 FACTORIES: dict[str, str] = _data.FACTORIES

@@ -65,3 +65,21 @@ AVAILABILITY_HELPERS = frozenset(
         *(f"transformers.is_torch_{kind}_available" for kind in ("npu", "hpu", "xpu", "mlu", "musa", "mps", "cuda", "xla", "sdaa")),
     }
 )
+
+# What builds a learning-rate scheduler, whose `state_dict()` holds Python numbers only (the
+# scheduler's own attributes, never the optimizer's tensors): loading it needs no `map_location`.
+LR_SCHEDULER_MODULE = "torch.optim.lr_scheduler."
+LR_SCHEDULER_FACTORIES = frozenset(
+    f"{package}.{name}"
+    for package in ("transformers", "transformers.optimization")
+    for name in (
+        "get_scheduler",
+        "get_constant_schedule",
+        "get_constant_schedule_with_warmup",
+        "get_linear_schedule_with_warmup",
+        "get_cosine_schedule_with_warmup",
+        "get_cosine_with_hard_restarts_schedule_with_warmup",
+        "get_polynomial_decay_schedule_with_warmup",
+        "get_inverse_sqrt_schedule",
+    )
+)
