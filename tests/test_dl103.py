@@ -300,3 +300,21 @@ def test_cuda_default_generators_is_empty_without_cuda() -> None:
         return int(torch.seed() % sys.maxsize)
     """
     assert lint(source) == []
+
+
+def test_a_test_that_transformers_skips_without_gpus_states_its_hardware() -> None:
+    source = """
+    import unittest
+    import torch
+    from transformers.testing_utils import require_torch_multi_gpu, require_torch_non_multi_gpu
+
+    class ModelTest(unittest.TestCase):
+        @require_torch_multi_gpu
+        def test_model_parallelization(self):
+            torch.cuda.synchronize()
+
+        @require_torch_non_multi_gpu
+        def test_single(self):
+            torch.cuda.synchronize()
+    """
+    assert [(f.code, f.start.line) for f in lint(source)] == [("DL103", 12)]

@@ -16,7 +16,7 @@ from typing import Protocol
 import libcst as cst
 
 from devlint.analysis.torchapi import ACCELERATOR_TYPES, AVAILABILITY_CALLS, AVAILABILITY_VALUES, CPU_TYPES
-from devlint.analysis.torchapi.frameworks import AVAILABILITY_HELPERS
+from devlint.analysis.torchapi.frameworks import AVAILABILITY_HELPERS, GPU_TEST_DECORATORS
 from devlint.names import dotted_name
 from devlint.tree import descendants
 
@@ -46,9 +46,6 @@ _GPU_ONLY_CONTEXTS = frozenset({"torch.cuda.device", "torch.cuda.stream", "torch
 def names_an_accelerator(name: str) -> bool:
     """`use_cuda`, `ngpu`, `is_npu_available`: a lower-case name that speaks of an accelerator."""
     return any(word in name for word in _FLAG_WORDS) or not _FLAG_PARTS.isdisjoint(name.split("_"))
-
-
-_SKIP_DECORATORS = frozenset({"skipif", "skipunless", "requires_cuda", "requires_gpu", "requires_accelerator", "onlycuda", "skipifnocuda"})
 
 
 def _not_a_dotted_name(node: cst.CSTNode) -> bool:
@@ -434,7 +431,7 @@ class AcceleratorGuards:
             expr = decorator.decorator
             callee = expr.func if isinstance(expr, cst.Call) else expr
             leaf = (dotted_name(callee) or "").rsplit(".", 1)[-1].lower()
-            if leaf in _SKIP_DECORATORS or self.mentions_accelerator_check(expr):
+            if leaf in GPU_TEST_DECORATORS or self.mentions_accelerator_check(expr):
                 return True
         return False
 

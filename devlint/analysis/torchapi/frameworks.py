@@ -83,3 +83,23 @@ LR_SCHEDULER_FACTORIES = frozenset(
         "get_inverse_sqrt_schedule",
     )
 )
+
+# Test decorators that skip a test unless a GPU is there (matched by their last name, lower
+# case): pytest's and unittest's skips, transformers' and accelerate's testing utilities.
+# (`require_torch_non_multi_gpu` and `require_torch_up_to_2_gpus` also run with no GPU.)
+GPU_TEST_DECORATORS = frozenset(
+    {
+        "skipif",
+        "skipunless",
+        "requires_cuda",
+        "requires_gpu",
+        "requires_accelerator",
+        "onlycuda",
+        "skipifnocuda",
+        "require_torch_gpu",
+        "require_torch_multi_gpu",
+        "require_cuda",
+        "require_gpu",
+        "require_multi_gpu",
+    }
+)
