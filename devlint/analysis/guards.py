@@ -253,10 +253,10 @@ class AcceleratorGuards:
         scripts are (DETR's `all_gather`, SAM 2's peer loading): single-process runs, the CPU
         ones among them, return before it."""
         if self._distributed is None:
-            self._distributed = _distributed_helpers(self.ctx) if any(w in self.ctx.text for w in _DISTRIBUTED_WORDS) else None
-            if self._distributed is None:
-                self._distributed = {}
-                self._no_distributed = True
+            # Most files never ask torch.distributed anything: no need to look at their functions.
+            asks = any(word in self.ctx.text for word in _DISTRIBUTED_WORDS)
+            self._distributed = _distributed_helpers(self.ctx) if asks else {}
+            self._no_distributed = not asks
         if self._no_distributed:
             return False, False
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
@@ -284,7 +284,7 @@ class AcceleratorGuards:
             if self.ctx.qualify(expr.func) in calls:
                 return True
             callee = self._callee(expr.func)
-            return callee is not None and self._distributed is not None and self._distributed.get(callee) == calls
+            return callee is not None and (self._distributed or {}).get(callee) == calls
         if isinstance(expr, cst.Name):
             value = self._assigned.get(expr.value)
             return value is not None and value is not expr and self._asks_distributed(value, calls)

@@ -34,7 +34,8 @@ class AcceleratorLiteral(Rule):
     availability check, comparisons (`device.type == "cuda"`), and
     `torch.device("cuda", local_rank)` in multi-GPU code, which is GPU-only by
     construction. Nor are a `device="cuda"` default that only picks the
-    autocast backend, a default every call in the file overrides, and a command-line
+    autocast backend, a default every call overrides (of a private function, or of a
+    script, whose calls the file holds all of), and a command-line
     default the file falls back from (`args.device = "cpu"`, `args.device if <check> else "cpu"`).
     `torch.set_default_tensor_type(torch.cuda.FloatTensor)` is
     reported even under a guard: it also moves the CPU generators that
