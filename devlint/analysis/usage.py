@@ -64,6 +64,8 @@ def tensor_parameters(func: FunctionInfo, program: Program, names: ImportTable) 
 def _passed_as_tensors(call: cst.Call, params: set[str], names: ImportTable, excluded: frozenset[str]) -> set[str]:
     """Parameters passed where torch takes nothing but a tensor: `torch.index_select(x, 1, i)`,
     `F.conv2d(x, w)`, `t.gather(1, index)` (a tensor-only method, so `t` is a tensor too)."""
+    if not any(type(arg.value) is cst.Name and arg.value.value in params for arg in call.args):  # type: ignore[attr-defined]
+        return set()  # most calls pass no parameter as it came: no need to ask what they are
     qualified = names.qualify(call.func)
     if qualified is not None:
         positions, keywords = tensor_arguments(qualified)
