@@ -37,6 +37,12 @@ def _import_target(node: cst.BaseExpression) -> str:
     return dotted_name(node) or ""
 
 
+def imports_any(targets: Iterable[str], libraries: Iterable[str]) -> bool:
+    """Do these import targets (`ImportTable.bindings.values()`) reach any of the libraries?"""
+    wanted = tuple(libraries)
+    return any(target == library or target.startswith(f"{library}.") for target in targets for library in wanted)
+
+
 class ImportTable(cst.CSTVisitor):
     """Maps each name bound by an import anywhere in a module to its qualified name.
 

@@ -15,7 +15,7 @@ from collections.abc import Collection, Iterable
 
 from devlint.analysis.guards import string_value
 from devlint.analysis.imported import NO_FACTS, ImportedFacts
-from devlint.names import ImportTable
+from devlint.names import ImportTable, imports_any
 from devlint.tree import descendants
 
 _PROCESS_GROUP = frozenset({"torch.distributed.init_process_group"})
@@ -23,7 +23,7 @@ _GPU_ONLY_LIBRARIES = ("triton",)  # compiles kernels for GPUs only
 
 
 def imports_gpu_only_library(targets: Iterable[str]) -> bool:
-    return any(target == library or target.startswith(f"{library}.") for target in targets for library in _GPU_ONLY_LIBRARIES)
+    return imports_any(targets, _GPU_ONLY_LIBRARIES)
 
 
 def gpu_only_by_construction(module: cst.Module, text: str, names: ImportTable, imported: ImportedFacts = NO_FACTS) -> bool:

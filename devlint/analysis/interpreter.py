@@ -31,7 +31,7 @@ from devlint.analysis.torch_calls import device_place
 from devlint.analysis.torchapi import DATA_FACTORIES, REGISTERED_STATE_CLASSES, TENSOR_ATTRIBUTES
 from devlint.analysis.torchapi.frameworks import IN_PLACE_BATCH_LIBRARIES
 from devlint.analysis.usage import tensor_parameters
-from devlint.names import dotted_name, is_none
+from devlint.names import dotted_name, imports_any, is_none
 from devlint.tree import child_nodes, descendants
 
 _MAX_LOOP_DEPTH = 2  # deeper loops run once: keeps the cost linear
@@ -458,7 +458,7 @@ class FunctionRun:
         `batch["labels"]`) or reads a field no tensor has (`batch.edge_index`), and in a
         file that works with PyG or transformers, whose batches move in place.
         """
-        if any(q.startswith(IN_PLACE_BATCH_LIBRARIES) for q in self.solver.names.bindings.values()):
+        if imports_any(self.solver.names.bindings.values(), IN_PLACE_BATCH_LIBRARIES):
             return True
         scope: cst.CSTNode = self.func.node if self.func is not None else self.solver.module
         for node in descendants(scope):

@@ -21,7 +21,7 @@ from devlint.analysis.naming import is_device_name
 from devlint.analysis.opaque import escape, forget_modules
 from devlint.analysis.placement import combine, write_into
 from devlint.analysis.shapes import full_reduction
-from devlint.analysis.usage import imports_tensorflow, own_members, tensor_parameters
+from devlint.analysis.usage import imports_other_tensors, own_members, tensor_parameters
 from devlint.analysis.torchapi import (
     converts_to_array,
     CPU_ARGUMENTS,
@@ -414,7 +414,7 @@ def call_on(run: Evaluation, node: cst.Call, func: cst.Attribute, receiver: Valu
     if method == "numpy":
         # Only a tensor has `.numpy()` among the objects it could be confused with, unless the
         # file imports TensorFlow, whose tensors have it too (transformers' TF processors).
-        shown = replace(receiver, kind=Kind.TENSOR) if receiver.kind is Kind.UNKNOWN and not receiver.weak and not imports_tensorflow(run.solver.names) else receiver
+        shown = replace(receiver, kind=Kind.TENSOR) if receiver.kind is Kind.UNKNOWN and not receiver.weak and not imports_other_tensors(run.solver.names) else receiver
         numpy_check(run, node, [(func.value, shown)], ".numpy()")
         return F.SCALAR
     if receiver.kind is Kind.SEQ:

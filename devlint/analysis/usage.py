@@ -15,7 +15,8 @@ import libcst as cst
 
 from devlint.analysis.program import FunctionInfo, Program
 from devlint.analysis.torchapi import TENSOR_ONLY_MEMBERS, tensor_arguments
-from devlint.names import ImportTable
+from devlint.analysis.torchapi.frameworks import OTHER_TENSOR_LIBRARIES
+from devlint.names import ImportTable, imports_any
 from devlint.tree import descendants
 
 _TENSOR_TYPES = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.LongTensor"})
@@ -37,18 +38,18 @@ def own_members(program: Program) -> frozenset[str]:
     return program.own_members
 
 
-def imports_tensorflow(names: ImportTable) -> bool:
-    """TensorFlow's tensors share members with torch's (`.numpy()`, `.device`, `.ndim`)."""
-    return any(target == "tensorflow" or target.startswith("tensorflow.") for target in names.bindings.values())
+def imports_other_tensors(names: ImportTable) -> bool:
+    """The file imports a library whose tensors have torch's members too (TensorFlow)."""
+    return imports_any(names.bindings.values(), OTHER_TENSOR_LIBRARIES)
 
 
 def tensor_parameters(func: FunctionInfo, program: Program, names: ImportTable) -> frozenset[str]:
     """The parameters the function's annotations or its body show to be tensors (in a file that
-    imports TensorFlow, the members they use show nothing)."""
+    imports TensorFlow, the members they use show nothing: its tensors have them too)."""
     if func.tensor_params is None:
         params = {p.name.value for p in func.params}
         found = {p.name.value for p in func.params if p.annotation is not None and _tensor_annotation(p.annotation.annotation, names)}
-        excluded = own_members(program) if not imports_tensorflow(names) else TENSOR_ONLY_MEMBERS
+        excluded = TENSOR_ONLY_MEMBERS if imports_other_tensors(names) else own_members(program)
         for node in descendants(func.node.body, enter=lambda n: type(n) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             if type(node) is cst.Attribute and type(node.value) is cst.Name:  # type: ignore[attr-defined]
                 name = node.value.value  # type: ignore[attr-defined]

@@ -233,10 +233,14 @@ class AcceleratorLiteral(Rule):
         return True
 
     def _is_script(self) -> bool:
-        return any(
-            isinstance(stmt, cst.If) and "__main__" in self.ctx.module.code_for_node(stmt.test) and "__name__" in self.ctx.module.code_for_node(stmt.test)
-            for stmt in self.ctx.module.body
-        )
+        """The file has a top-level `if __name__ == "__main__":` block."""
+        for stmt in self.ctx.module.body:
+            test = stmt.test if isinstance(stmt, cst.If) else None
+            if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.Equal):
+                sides = {dotted_name(test.left) or string_value(test.left), dotted_name(test.comparisons[0].comparator) or string_value(test.comparisons[0].comparator)}
+                if sides == {"__name__", "__main__"}:
+                    return True
+        return False
 
     def _calls_by_name(self) -> dict[str, list[cst.Call]]:
         if self._calls is None:

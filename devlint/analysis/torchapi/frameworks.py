@@ -103,3 +103,7 @@ GPU_TEST_DECORATORS = frozenset(
         "require_multi_gpu",
     }
 )
+
+# Libraries whose tensors share torch's members (`.numpy()`, `.device`, `.ndim`): in a file that
+# imports one, those members do not show a torch tensor.
+OTHER_TENSOR_LIBRARIES = ("tensorflow",)
