@@ -1343,3 +1343,21 @@ def test_a_class_whose_ancestry_is_not_known_may_be_a_module() -> None:
             return self.embeddings(input_ids, token_type_ids=token_type_ids)
     """
     assert findings(source) == []
+
+
+def test_a_module_moved_through_eval_is_moved() -> None:
+    # stable-dreamfusion's depth estimator: `self.model.eval().to(device)`; eval() returns the module.
+    source = """
+    import torch
+    import torch.nn as nn
+
+    class Estimator:
+        def __init__(self, device):
+            self.device = device
+            self.model = nn.Linear(4, 4)
+            self.model.eval().to(device)
+
+        def __call__(self, image):
+            return self.model(image.to(self.device))
+    """
+    assert findings(source) == []
