@@ -318,3 +318,32 @@ def test_a_test_that_transformers_skips_without_gpus_states_its_hardware() -> No
             torch.cuda.synchronize()
     """
     assert [(f.code, f.start.line) for f in lint(source)] == [("DL103", 12)]
+
+
+def test_a_switch_rechecked_in_its_function_and_a_loop_over_the_gpus_are_guards() -> None:
+    # I-JEPA's gpu_timer(closure, log_timings=True) reassigns the switch from a check;
+    # stable-dreamfusion's get_GPU_mem loops over range(torch.cuda.device_count()), 0 without CUDA.
+    source = """
+    import torch
+
+    def gpu_timer(closure, log_timings=True):
+        log_timings = log_timings and torch.cuda.is_available()
+        if log_timings:
+            start = torch.cuda.Event(enable_timing=True)
+        return closure()
+
+    def other(x, use_cuda=True):
+        if use_cuda:
+            torch.cuda.synchronize()
+        return x
+
+    def get_gpu_mem():
+        num = torch.cuda.device_count()
+        mems = []
+        for i in range(num):
+            mems.append(torch.cuda.mem_get_info(i))
+        for i in range(max(1, num)):
+            mems.append(torch.cuda.mem_get_info(i))
+        return mems
+    """
+    assert [(f.code, f.start.line) for f in lint(source)] == [("DL103", 11), ("DL103", 20)]

@@ -99,6 +99,7 @@ class AcceleratorGuards:
         # decided only when a test reads the name (most assignments are never asked about).
         self._assigned: dict[str, cst.BaseExpression] = {}
         self._verdicts: dict[int, bool] = {}  # id(value) -> is it a check
+        self._assigned_in: dict[str, str | None] = {}  # the function each last assignment is in
         self._depth = 0
         # One counter per open block: early exits (`if not cuda: sys.exit()`)
         # guard the rest of their block.
@@ -197,7 +198,10 @@ class AcceleratorGuards:
 
     def _names_check(self, dotted: str) -> bool:
         """`dotted`, a prefix or a part of it is a flag, names an accelerator, or asks a device's type."""
-        if dotted in self._switches[-1] or self._flag(dotted) is False:
+        # `log_timings=True`, then `log_timings = log_timings and torch.cuda.is_available()` in the
+        # same function (I-JEPA's gpu_timer): the switch became a check.
+        rechecked = self._assigned_in.get(dotted) == self.callable and self._flag(dotted)
+        if dotted in self._switches[-1] and not rechecked or self._flag(dotted) is False:
             return False  # `need_cuda=True`, `cuda = True`: on whatever the machine, not a check
         if "." in dotted and any(self._flag(part) for part in dotted.split(".")):
             return True
@@ -306,6 +310,7 @@ class AcceleratorGuards:
                 # A flag if a check made its value; `cuda = True if torch.cuda.is_available else False`
                 # is not one, the name alone does not make it one.
                 self._assigned[dotted] = node.value
+                self._assigned_in[dotted] = self.callable
                 if isinstance(node.value, cst.Name) and node.value.value == "True":
                     # Set true only past a check (VAR's `__initialized = True` after
                     # `if not torch.cuda.is_available(): return`): true only where CUDA is.
@@ -396,6 +401,29 @@ class AcceleratorGuards:
 
     def leave_With_body(self, node: cst.With) -> None:
         self.leave_If_body(node)  # type: ignore[arg-type]
+
+    # `for i in range(torch.cuda.device_count()):` runs its body only where a GPU is: the count
+    # is 0 without one (stable-dreamfusion's memory report).
+    def visit_For(self, node: cst.For) -> None:
+        self._if_stack.append((self._counts_accelerators(node.iter), False))
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self._if_stack.pop()
+
+    def visit_For_body(self, node: cst.For) -> None:
+        self.visit_If_body(node)  # type: ignore[arg-type]
+
+    def leave_For_body(self, node: cst.For) -> None:
+        self.leave_If_body(node)  # type: ignore[arg-type]
+
+    def _counts_accelerators(self, iterable: cst.BaseExpression) -> bool:
+        """`range(torch.cuda.device_count())`, `range(n)` with `n = torch.cuda.device_count()`."""
+        if not (isinstance(iterable, cst.Call) and dotted_name(iterable.func) == "range" and 1 <= len(iterable.args) <= 3):
+            return False
+        stop = iterable.args[0 if len(iterable.args) == 1 else 1].value
+        if isinstance(stop, cst.Name) and self._assigned_in.get(stop.value) == self.callable:
+            stop = self._assigned.get(stop.value, stop)
+        return isinstance(stop, cst.Call) and (self.ctx.qualify(stop.func) or "").endswith(".device_count") and self.ctx.qualify(stop.func) in AVAILABILITY_CALLS
 
     def visit_Assert(self, node: cst.Assert) -> None:
         if self._implies_accelerator(node.test):
