@@ -16,6 +16,7 @@ from devlint.config import Settings
 from devlint.finding import Finding, Fix, Position, Related
 from devlint.names import BindingsCache, ImportTable
 from devlint.positions import Positions
+from devlint.statement_facts import StatementFacts
 
 if TYPE_CHECKING:
     from devlint.analysis.summary import ModuleSummary
@@ -52,6 +53,7 @@ class FileContext:
         settings: Settings,
         python_tree: ast.Module | None = None,
         place: FilePlace = NOWHERE_IN_PARTICULAR,
+        statement_facts: StatementFacts | None = None,
     ) -> None:
         self.path = path
         self.place = place
@@ -60,6 +62,7 @@ class FileContext:
         self.text = text
         self.module = module
         self.settings = settings
+        self.statement_facts = statement_facts if statement_facts is not None else StatementFacts()
         self.names = ImportTable.of(module, place.module_name, place.is_package)
         self.local_bindings = BindingsCache(walrus=":=" in text)
         # Functions being walked; their local names are computed only when a rule asks.
@@ -148,9 +151,14 @@ class FileContext:
     def line_of(self, node: cst.CSTNode) -> int:
         return self._positions.range(node).start.line
 
+    def statement_of(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """The top-level statement holding `node` (None where that cannot be told cheaply)."""
+        index = self._positions.statement_index(node)
+        return None if index is None else self.module.body[index]
+
     @cached_property
     def _positions(self) -> Positions:
-        return Positions(self.module, self.text, self.python_tree)
+        return Positions(self.module, self.text, self.python_tree, self.statement_facts)
 
     def release(self) -> None:
         """Drops the tree and every analysis of it once the findings are out.

@@ -46,6 +46,7 @@ from devlint.source import (
     too_large,
     too_many_tokens,
 )
+from devlint.statement_facts import StatementFacts
 from devlint.suppression import UNUSED_NOQA, NoqaMap, skips_file
 from devlint.tree import LEAF_TYPES, Walker
 
@@ -153,8 +154,12 @@ def analyse_text(
     rule_types: Sequence[type[Rule]],
     parse: Callable[[str], cst.Module] = parse_module,
     place: FilePlace = NOWHERE_IN_PARTICULAR,
+    statement_facts: StatementFacts | None = None,
 ) -> tuple[list[Finding], ModuleSummary | None]:
-    """Findings (no suppression applied), and the file's summary when `place` asks for it."""
+    """Findings (no suppression applied), and the file's summary when `place` asks for it.
+
+    `statement_facts`: what earlier versions of the same document taught about the
+    statements `parse` reused (the language server's); a fresh table otherwise."""
     text = source.text
     nothing = ModuleSummary(path) if place.summarise else None  # a file with nothing to tell
     active = [rule for rule in rule_types if any(needle in text for needle in rule.needles)]
@@ -197,7 +202,7 @@ def analyse_text(
             f"does not ({libcst_syntax_message(error.message)})"
         )
         return [_input_error(path, message, error.raw_line, error.raw_column + 1)], nothing
-    ctx = FileContext(path, text, module, settings, verdict.tree if verdict is not None else None, place)
+    ctx = FileContext(path, text, module, settings, verdict.tree if verdict is not None else None, place, statement_facts)
     rules = [rule_type(ctx) for rule_type in active]
     _Dispatcher(ctx, rules).walk(module)
     summary = ctx.summary() if place.summarise else None
@@ -236,6 +241,7 @@ def check_bytes(
     rule_types: Sequence[type[Rule]] | None = None,
     place: FilePlace = NOWHERE_IN_PARTICULAR,
     parse: Callable[[str], cst.Module] = parse_module,
+    statement_facts: StatementFacts | None = None,
 ) -> FileResult:
     if enabled is None or rule_types is None:
         enabled, rule_types = selected_rules(settings)
@@ -256,7 +262,7 @@ def check_bytes(
         return result
     try:
         with _collector_paused():
-            result.findings, result.summary = analyse_text(display, source, settings, rule_types, parse, place)
+            result.findings, result.summary = analyse_text(display, source, settings, rule_types, parse, place, statement_facts)
         result.facts = place.facts.digest() if place.facts else ""
     except RecursionError:
         result.findings = [_input_error(display, "too deeply nested to analyse")]

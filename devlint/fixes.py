@@ -192,7 +192,9 @@ def _parents(ctx: "FileContext") -> dict[cst.CSTNode, cst.CSTNode]:
 
 def enclosing_functions(ctx: "FileContext", node: cst.CSTNode) -> Iterator[cst.FunctionDef]:
     """The functions around a node, innermost first."""
-    parents = _parents(ctx)
+    statement = ctx.statement_of(node)
+    # The statement's own table: kept between a document's versions by the language server.
+    parents = _parents(ctx) if statement is None else ctx.statement_facts.parents(statement)
     current = parents.get(node)
     while current is not None:
         if isinstance(current, cst.FunctionDef):

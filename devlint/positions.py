@@ -27,7 +27,7 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 
-from devlint.tree import descendants
+from devlint.statement_facts import StatementFacts
 
 _NEWLINE = re.compile(r"\r\n?|\n")  # what libcst (and CPython) count as a line break
 
@@ -78,7 +78,7 @@ class _OffsetState(CodegenState):
 class Positions:
     """Character offsets and line/column ranges of the nodes of one module, computed on demand."""
 
-    def __init__(self, module: cst.Module, text: str, tree: ast.Module | None = None) -> None:
+    def __init__(self, module: cst.Module, text: str, tree: ast.Module | None = None, facts: StatementFacts | None = None) -> None:
         self._module = module
         self._text = text
         # Without a final newline libcst generates one, ends the last statement
@@ -89,8 +89,12 @@ class Positions:
         self._fallback: dict[cst.CSTNode, CodeRange] = {}
         self._whole_module = False
         self._statement_lines = _statement_lines(module, tree) if tree is not None else None
-        self._statement_of: dict[int, int] | None = None  # id(node) -> index of its top-level statement
-        self._generated_statements: set[int] = set()
+        self._facts = facts if facts is not None else StatementFacts()
+        self._statement_of: dict[int, int | None] = {}  # id(node) -> index of its top-level statement, as asked
+        self._last_statement = 0
+        self._bases: dict[int, int] = {}  # index of a generated statement -> the offset it starts at
+        self._failed_statements: set[int] = set()
+        self._relative: dict[int, dict[cst.CSTNode, tuple[int, int]]] = {}
 
     def offsets(self, node: cst.CSTNode) -> tuple[int, int]:
         span = self._span(node)
@@ -106,24 +110,35 @@ class Positions:
         return CodeRange(self._position(span[0]), self._position(span[1]))
 
     def _span(self, node: cst.CSTNode) -> tuple[int, int] | None:
-        span = self._spans.get(node)
-        if span is None and not self._whole_module:
-            index = self._statement_index(node)
-            if index is None or index in self._generated_statements or not self._generate_statement(index):
-                self._generate_module()
-            span = self._spans.get(node)
-        return span
+        if self._whole_module:
+            return self._spans.get(node)
+        index = self.statement_index(node)
+        if index is not None and index not in self._failed_statements:
+            base = self._bases.get(index)
+            if base is None and self._generate_statement(index):
+                base = self._bases[index]
+            relative = self._relative[index].get(node) if base is not None else None
+            if relative is not None:
+                return relative[0] + base, relative[1] + base
+        self._generate_module()
+        return self._spans.get(node)
 
-    def _statement_index(self, node: cst.CSTNode) -> int | None:
+    def statement_index(self, node: cst.CSTNode) -> int | None:
+        """The index of the top-level statement holding `node` (None: unknown, or not below one)."""
         if self._statement_lines is None:
             return None
-        if self._statement_of is None:
-            # One walk, cheaper than generating code: which statement holds each node.
-            self._statement_of = {}
-            for index, statement in enumerate(self._module.body):
-                for inner in descendants(statement):
-                    self._statement_of[id(inner)] = index
-        return self._statement_of.get(id(node))
+        key = id(node)
+        if key in self._statement_of:
+            return self._statement_of[key]
+        body = self._module.body
+        found = None
+        # Nodes asked about one after another tend to sit in the same statement.
+        for index in (self._last_statement, *range(len(body))):
+            if index < len(body) and self._facts.holds(body[index], node):
+                found = self._last_statement = index
+                break
+        self._statement_of[key] = found
+        return found
 
     def _generate_statement(self, index: int) -> bool:
         statement = self._module.body[index]
@@ -131,14 +146,16 @@ class Positions:
         assert lines is not None
         first_line = lines[index] - len(getattr(statement, "leading_lines", ()))
         if not 1 <= first_line <= len(self._line_starts):
+            self._failed_statements.add(index)
             return False
         start = self._line_starts[first_line - 1]
-        state = _OffsetState(default_indent=self._module.default_indent, default_newline=self._module.default_newline, offset=start)
-        statement._codegen(state)
-        if self._generated[start : state.offset] != "".join(state.tokens):
+        state = _OffsetState(default_indent=self._module.default_indent, default_newline=self._module.default_newline)
+        code, spans = self._facts.generated(statement, state)
+        if self._generated[start : start + len(code)] != code:
+            self._failed_statements.add(index)
             return False  # not where the syntax tree said: trust only a whole-module pass
-        self._spans.update(state.spans)
-        self._generated_statements.add(index)
+        self._bases[index] = start
+        self._relative[index] = spans
         return True
 
     def _generate_module(self) -> None:

@@ -102,7 +102,7 @@ def test_only_the_statement_asked_about_is_generated() -> None:
     start, end = positions.offsets(call)
     assert text[start:end] == "torch.ones(2).cuda()"
     assert positions.range(call) == _reference(module)[call]
-    assert positions._generated_statements == {2} and not positions._whole_module
+    assert set(positions._bases) == {2} and not positions._whole_module
 
 
 def test_a_statement_that_is_not_where_the_tree_says_falls_back_to_the_whole_module() -> None:
@@ -113,3 +113,33 @@ def test_a_statement_that_is_not_where_the_tree_says_falls_back_to_the_whole_mod
     call = next(n for n in descendants(module) if isinstance(n, cst.Call))
     assert positions.range(call) == _reference(module)[call]
     assert positions._whole_module
+
+
+def test_a_statement_left_alone_by_an_edit_is_generated_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The language server's incremental parser hands the next version the same
+    # node for every statement the edit left alone: its spans are reused, shifted.
+    from devlint.statement_facts import StatementFacts
+
+    before = "import torch\n\n\ndef f(x):\n    return x.cuda()\n"
+    after = "import torch\nimport os\n\n\ndef f(x):\n    return x.cuda()\n"
+    first = cst.parse_module(before)
+    kept = first.body[1]
+    second = first.with_changes(body=[first.body[0], cst.parse_statement("import os\n"), kept])
+    assert second.code == after
+    facts = StatementFacts()
+    call = next(n for n in descendants(kept) if isinstance(n, cst.Call))
+    assert Positions(first, before, ast.parse(before), facts).range(call) == _reference(first)[call]
+    generated: list[cst.CSTNode] = []
+    original = cst.FunctionDef._codegen
+
+    def spy(node: cst.FunctionDef, state: object) -> None:
+        generated.append(node)
+        original(node, state)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(cst.FunctionDef, "_codegen", spy)
+    positions = Positions(second, after, ast.parse(after), facts)
+    start, end = positions.offsets(call)
+    assert after[start:end] == "x.cuda()"
+    assert generated == []
+    monkeypatch.undo()
+    assert positions.range(call) == _reference(second)[call]

@@ -45,6 +45,11 @@ class IncrementalParser:
         self._first_block: int | None = None  # index of the first statement holding an indented block; -1: none
         self.reparsed: int | None = None  # statements parsed again by the last call (None: the whole file)
 
+    @property
+    def module(self) -> cst.Module | None:
+        """The tree of the latest text parsed."""
+        return self._module
+
     def parse(self, text: str) -> cst.Module:
         """The tree of `text`; raises libcst.ParserSyntaxError as a whole parse does."""
         if self._module is not None and text == self._text:

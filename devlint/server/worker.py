@@ -25,6 +25,7 @@ from devlint.fixer import FixFailed, fix_text
 from devlint.server.incremental import IncrementalParser
 from devlint.server.jobs import Job, Outcome, encode, read_message
 from devlint.server.project import NoProjectIndex, ProjectIndex
+from devlint.statement_facts import StatementFacts
 
 # Trees kept for the incremental parser; a 1,000-line file's tree is a few MB.
 KEPT_TREES = 8
@@ -51,7 +52,7 @@ def as_saved(text: str) -> bytes:
 
 class Worker:
     def __init__(self, index: ProjectIndex | None = None) -> None:
-        self._parsers: OrderedDict[str, IncrementalParser] = OrderedDict()
+        self._parsers: OrderedDict[str, tuple[IncrementalParser, StatementFacts]] = OrderedDict()
         self.index: ProjectIndex = index or NoProjectIndex()
 
     def handle(self, job: Job) -> Outcome:
@@ -60,8 +61,12 @@ class Worker:
             self.index.document_closed(job.path)
             return Outcome()
         self.index.document_changed(job.path, job.text)
-        parser = self._parser(job.document)
-        result = check_bytes(as_saved(job.text), Path(job.path), job.path, job.settings, keep_source=True, parse=parser.parse)
+        parser, facts = self._parser(job.document)
+        result = check_bytes(
+            as_saved(job.text), Path(job.path), job.path, job.settings, keep_source=True, parse=parser.parse, statement_facts=facts
+        )
+        if parser.module is not None:
+            facts.keep_only(parser.module.body)
         if job.kind == "check":
             return Outcome(tuple(result.findings))
         if result.source is None:
@@ -72,8 +77,8 @@ class Worker:
             return Outcome(tuple(result.findings), error=str(error))
         return Outcome(tuple(fixed.findings), fixed_text=fixed.text)
 
-    def _parser(self, document: str) -> IncrementalParser:
-        parser = self._parsers.pop(document, None) or IncrementalParser()
+    def _parser(self, document: str) -> tuple[IncrementalParser, StatementFacts]:
+        parser = self._parsers.pop(document, None) or (IncrementalParser(), StatementFacts())
         self._parsers[document] = parser
         while len(self._parsers) > KEPT_TREES:
             self._parsers.popitem(last=False)

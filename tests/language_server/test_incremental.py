@@ -166,3 +166,25 @@ def test_random_edits_of_the_fixtures_give_the_whole_parse(path: Path) -> None:
         spliced += parser.reparsed is not None
         text = candidate
     assert spliced > 5
+
+
+@pytest.mark.parametrize("path", FIXTURES[:6], ids=lambda p: p.name)
+def test_the_worker_finds_after_each_edit_what_a_fresh_check_finds(path: Path) -> None:
+    # The worker keeps each statement's positions and parents between versions
+    # (devlint.statement_facts): findings, their positions and fixes must not differ.
+    from devlint.config import Settings
+    from devlint.engine import check_bytes
+    from devlint.server.jobs import Job
+    from devlint.server.worker import Worker
+
+    rng = random.Random("worker" + path.name)
+    text = path.read_text(encoding="utf-8")
+    worker = Worker()
+    reported = 0
+    for _ in range(25):
+        text = _random_edit(rng, text)
+        got = worker.handle(Job("check", "doc", "f.py", text, Settings())).findings
+        fresh = check_bytes(text.encode(), Path("f.py"), "f.py", Settings()).findings
+        assert got == tuple(fresh)
+        reported += len(fresh)
+    assert reported > 0
