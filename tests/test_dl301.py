@@ -1361,3 +1361,34 @@ def test_a_module_moved_through_eval_is_moved() -> None:
             return self.model(image.to(self.device))
     """
     assert findings(source) == []
+
+
+def test_a_module_moved_through_any_method_returning_it_is_moved() -> None:
+    # stylegan2-ada-pytorch's metrics/perceptual_path_length.py: `sampler.eval().requires_grad_(False).to(opts.device)`.
+    # torch annotates every such nn.Module method `-> Self` (the generated MODULE_METHODS_RETURNING_SELF).
+    source = """
+    import torch
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model = torch.nn.Linear(4, 4)
+    model.eval().requires_grad_(False).to(device)
+    other = torch.nn.Linear(4, 4)
+    other.half().to(device)
+    x = torch.randn(2, 4).to(device)
+    y = model(x) + other(x)
+    """
+    assert findings(source) == []
+
+
+def test_a_tensor_method_of_the_same_name_returns_another_tensor() -> None:
+    # `half()` of a module returns the module; of a tensor, a new tensor: `w` is not moved.
+    source = """
+    import torch
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    w = torch.randn(4)
+    w.half().to(device)
+    x = torch.randn(2, 4).to(device)
+    z = w + x
+    """
+    assert findings(source) == [("DL303", 4, 5), ("DL202", 5, 1)]

@@ -383,6 +383,29 @@ def nn_modules() -> tuple[list[str], list[str], list[str], dict[str, str]]:
 _STATEFUL_VALUE: defaultdict[type, object] = defaultdict(lambda: torch.ones(2), {bool: True})
 
 
+def module_methods_returning_self() -> list[str]:
+    """nn.Module methods that return the module itself (`model.eval().to(device)` moves `model`),
+    as torch annotates them (`-> Self`), each confirmed by a call on a small module where it
+    needs no argument."""
+    import typing
+
+    found = []
+    for name in _public(dir(torch.nn.Module)):
+        method = getattr(torch.nn.Module, name)
+        try:
+            signature = inspect.signature(method)
+        except (TypeError, ValueError):
+            continue
+        if signature.return_annotation is not typing.Self:
+            continue
+        required = [p for p in list(signature.parameters.values())[1:] if p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+        if not required and name not in ("cuda", "ipu", "xpu", "mtia"):
+            module = torch.nn.Linear(2, 2)
+            assert getattr(module, name)() is module, name
+        found.append(name)
+    return found
+
+
 def _owns_nothing(module: torch.nn.Module) -> bool:
     return not list(module.parameters()) and not list(module.buffers()) and not list(module.children())
 
@@ -578,6 +601,7 @@ def generate() -> str:
     names("NN_MODULES", "torch.nn module classes.", module_names)
     names("NN_MODULE_CLASSES", "Every nn.Module subclass defined in torch.nn, private bases (`_Loss`) included.", module_classes())
     names("NN_MODULES_WITH_DEVICE", "torch.nn module classes whose constructor takes device=.", module_with_device)
+    names("MODULE_METHODS_RETURNING_SELF", "nn.Module methods that return the module itself.", module_methods_returning_self())
     names("NN_STATELESS_MODULES", "torch.nn module classes that own no parameter, buffer or submodule when built with their defaults.", stateless_modules)
     table("NN_STATE_ARGUMENTS", "Constructor arguments that give a stateless module state when set: name:position, comma-separated.", state_arguments)
     names("CUDA_TENSOR_TYPES", "Legacy typed CUDA tensor constructors.", cuda_types)

@@ -28,7 +28,7 @@ from devlint.analysis.placement import combine, write_into
 from devlint.analysis.program import ClassInfo, FunctionInfo
 from devlint.analysis.shapes import holds_nothing, number_parameter, size_sources
 from devlint.analysis.torch_calls import device_place
-from devlint.analysis.torchapi import DATA_FACTORIES, MODULE_METHODS_RETURNING_SELF, REGISTERED_STATE_CLASSES, TENSOR_ATTRIBUTES
+from devlint.analysis.torchapi import DATA_FACTORIES, MODULE_METHODS_RETURNING_SELF, REGISTERED_STATE_CLASSES, TENSOR_ATTRIBUTES, TENSOR_METHODS
 from devlint.analysis.torchapi.frameworks import IN_PLACE_BATCH_LIBRARIES
 from devlint.analysis.usage import tensor_parameters
 from devlint.names import dotted_name, imports_any, is_none
@@ -410,7 +410,7 @@ class FunctionRun:
             if method in ("to", "cuda", "cpu"):
                 receiver = self.eval(receiver_expr)
                 moved = self.eval(expr)
-                name = dotted_name(_module_itself(receiver_expr))
+                name = dotted_name(self._module_itself(receiver_expr))
                 # What a loader yields may be a structure whose `.to()` moves it in place
                 # (transformers' BatchEncoding, PyG's Batch); its tensors are not.
                 whole = receiver.batch is not None and not receiver.part
@@ -450,6 +450,16 @@ class FunctionRun:
             if self.func is None:
                 self.solver.note_default_place(place)
         self.eval(expr)
+
+    def _module_itself(self, expr: cst.BaseExpression) -> cst.BaseExpression:
+        """`model` for `model.eval()`, `model.requires_grad_(False)` and, on a module, `model.half()`:
+        the module those calls return. A tensor's `half()` is another tensor."""
+        while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in MODULE_METHODS_RETURNING_SELF:
+            method = expr.func.attr.value
+            if method in TENSOR_METHODS and self.eval(expr.func.value).kind is not Kind.MODULE:
+                break
+            expr = expr.func.value
+        return expr
 
     def _structured(self, name: str, statement: cst.CSTNode) -> bool:
         """Is the batch `name` a structure rather than a tensor?
@@ -710,8 +720,3 @@ def _suite(suite: cst.BaseSuite) -> list[cst.CSTNode]:
     return [suite]  # SimpleStatementSuite: `if x: y = 1`
 
 
-def _module_itself(expr: cst.BaseExpression) -> cst.BaseExpression:
-    """`model` for `model.eval()` and `model.train(False)`: the module those calls return."""
-    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in MODULE_METHODS_RETURNING_SELF:
-        expr = expr.func.value
-    return expr

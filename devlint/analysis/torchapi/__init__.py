@@ -156,9 +156,9 @@ def is_torch_module_class(qualified: str) -> bool:
     """`torch.nn.Linear`, `torch.nn.modules.loss._Loss`: a class torch.nn defines as a Module."""
     return qualified.startswith("torch.nn.") and qualified.rsplit(".", 1)[-1] in _data.NN_MODULE_CLASSES
 PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
-# nn.Module methods that return the module itself (tensors have neither): `model.eval().to(device)`
-# moves `model` in place.
-MODULE_METHODS_RETURNING_SELF = frozenset({"eval", "train"})
+# nn.Module methods that return the module itself: `model.eval().to(device)` moves `model` in place.
+# Most of them are tensor methods too (`float`, `cuda`), which give a tensor a new tensor.
+MODULE_METHODS_RETURNING_SELF = _data.MODULE_METHODS_RETURNING_SELF
 # Since PyTorch 0.4 `Variable(t)` returns the tensor `t` itself (a no-op kept for old code).
 TENSOR_WRAPPERS = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
 BUFFER_CLASSES = frozenset({"torch.nn.Buffer", "torch.nn.parameter.Buffer"})

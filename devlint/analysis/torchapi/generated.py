@@ -4472,6 +4472,26 @@ NN_MODULES_WITH_DEVICE = frozenset({
     'TransformerEncoderLayer',
 })
 
+# nn.Module methods that return the module itself.
+MODULE_METHODS_RETURNING_SELF = frozenset({
+    'apply',
+    'bfloat16',
+    'cpu',
+    'cuda',
+    'double',
+    'eval',
+    'float',
+    'half',
+    'ipu',
+    'mtia',
+    'requires_grad_',
+    'share_memory',
+    'to_empty',
+    'train',
+    'type',
+    'xpu',
+})
+
 # torch.nn module classes that own no parameter, buffer or submodule when built with their defaults.
 NN_STATELESS_MODULES = frozenset({
     'AdaptiveAvgPool1d',
