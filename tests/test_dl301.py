@@ -1392,3 +1392,33 @@ def test_a_tensor_method_of_the_same_name_returns_another_tensor() -> None:
     z = w + x
     """
     assert findings(source) == [("DL303", 4, 5), ("DL202", 5, 1)]
+
+
+WRAPPER = """
+import torch
+
+
+class Wrapper(torch.nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x):
+        return self.inner(x)
+
+
+def run(model, batch):
+    wrapped = Wrapper({model})
+    batch = batch.cuda()
+    return wrapped(batch)
+"""
+
+
+def test_a_module_wrapping_a_model_it_is_given_is_where_that_model_is() -> None:
+    # dinov2's eval/linear.py: `ModelWithIntermediateLayers(model, ...)` keeps and calls a backbone
+    # the caller moved with `model.cuda()`; building the wrapper moved nothing to the CPU.
+    assert findings(WRAPPER.format(model="model")) == []
+
+
+def test_a_module_wrapping_a_model_built_on_the_cpu_is_on_the_cpu() -> None:
+    assert findings(WRAPPER.format(model="torch.nn.Linear(4, 4)")) == [("DL301", 16, 12)]

@@ -172,3 +172,27 @@ def registered_attributes(cls: ClassInfo, qualify: Callable[[cst.BaseExpression]
                         found.setdefault(target.target.attr.value, tensor)
         cls.registered = found
     return cls.registered
+
+
+def wrapped_parameters(cls: ClassInfo) -> tuple[int, ...]:
+    """Positions (after `self`) of the `__init__` parameters the class keeps as `self.x = param` and
+    calls as `self.x(...)`: a model it wraps (`Wrapper(model)`), whose tensors stay where they are."""
+    if cls.wrapped is None:
+        init = cls.methods.get("__init__")
+        own = init.self_param if init is not None else None
+        kept: dict[str, int] = {}
+        if init is not None and own is not None:
+            params = [p.name.value for p in init.params[1:]]
+            for node in descendants(init.node.body):
+                if type(node) is cst.Assign and type(node.value) is cst.Name and node.value.value in params:  # type: ignore[attr-defined]
+                    for target in node.targets:  # type: ignore[attr-defined]
+                        if type(target.target) is cst.Attribute and dotted_name(target.target.value) == own:
+                            kept[target.target.attr.value] = params.index(node.value.value)  # type: ignore[attr-defined]
+        called: set[int] = set()
+        for method in cls.methods.values() if kept else ():
+            for node in descendants(method.node.body):
+                func = node.func if type(node) is cst.Call else None  # type: ignore[attr-defined]
+                if type(func) is cst.Attribute and func.attr.value in kept and dotted_name(func.value) == method.self_param:
+                    called.add(kept[func.attr.value])
+        cls.wrapped = tuple(sorted(called))
+    return cls.wrapped

@@ -38,6 +38,7 @@ class ClassInfo:
     building_methods: frozenset[str] | None = None  # `__init__` and what only it calls, found on first ask
     module_evidence: bool | None = None  # uses members only an nn.Module has; found on first ask
     registered: dict[str, bool] | None = None  # attributes registered as state in any method; found on first ask
+    wrapped: tuple[int, ...] | None = None  # positions of `__init__` parameters kept as called attributes; found on first ask
     names: ImportTable | None = None
 
 
