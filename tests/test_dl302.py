@@ -449,3 +449,22 @@ def test_numpy_of_an_unknown_value_in_a_file_that_imports_tensorflow() -> None:
     """
     assert [(code, line) for code, line, _ in findings(source)] == [("DL302", 9)]
     assert [(code, line) for code, line, _ in findings(source.replace("import tensorflow as tf", "import os"))] == [("DL302", 6), ("DL302", 9)]
+
+
+def test_a_call_inside_yield_from_passes_its_arguments() -> None:
+    # dinov2's data/samplers.py: the only call of the private helper is `yield from _slice(perm, ...)`
+    # with `perm = torch.randperm(n)`, a CPU tensor: `.numpy()` is right there.
+    source = """
+    import torch
+
+
+    def _slice(tensor, step):
+        return tensor[::step].numpy()
+
+
+    def it(n, step):
+        perm = torch.randperm(n)
+        yield from _slice(perm, step)
+    """
+    assert findings(source) == []
+    assert findings(source.replace("torch.randperm(n)", "torch.randperm(n).cuda()")) == [("DL302", 5, 12)]

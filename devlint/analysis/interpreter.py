@@ -661,6 +661,8 @@ class FunctionRun:
             for child in child_nodes(expr):
                 if isinstance(child, cst.BaseExpression):
                     self.eval(child)
+                elif isinstance(child, cst.From):
+                    self.eval(child.item)  # `yield from f(x)` calls f too
             return F.UNKNOWN
         return evaluate(self, expr)
 
