@@ -104,11 +104,12 @@ class FileContext:
 
     def summary(self) -> "ModuleSummary":
         """What this file tells the files that import it (after its device analysis)."""
+        from devlint.analysis.class_facts import wrapped_parameters
         from devlint.analysis.summary import summarise
 
         analysis = self.devices.run()
         classes = [
-            (info.name, tuple(info.bases), info.is_module, info.is_dataset, bool(info.stateless))
+            (info.name, tuple(info.bases), info.is_module, info.is_dataset, bool(info.stateless), wrapped_parameters(info))
             for info in analysis.classes
             if info.key == info.name
         ]

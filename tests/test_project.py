@@ -130,3 +130,21 @@ def test_a_file_importing_a_triton_kernel_of_the_project_is_gpu_only(tmp_path: P
         [f"{tmp_path / 'test_lazy.py'}:6:14:", "DL102"],
         [f"{tmp_path / 'test_ref.py'}:6:14:", "DL102"],
     ]
+
+
+@pytest.mark.parametrize("given", ["model", "torch.nn.Linear(4, 4)"])
+def test_a_wrapper_module_of_another_file_is_where_the_model_it_is_given_is(tmp_path: Path, given: str) -> None:
+    # dinov2: eval/utils.py's `ModelWithIntermediateLayers(feature_model, ...)` keeps the backbone,
+    # calls `self.feature_model.eval()` and its methods; eval/linear.py wraps a model moved by `.cuda()`.
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "utils.py").write_text(
+        "import torch\n\n\nclass Wrapper(torch.nn.Module):\n    def __init__(self, inner, n):\n"
+        "        super().__init__()\n        self.inner = inner\n        self.inner.eval()\n        self.n = n\n\n"
+        "    def forward(self, x):\n        return self.inner.get_layers(x, self.n)\n"
+    )
+    (tmp_path / "linear.py").write_text(
+        "import torch\nfrom utils import Wrapper\n\n\ndef run(model, batch):\n"
+        f"    wrapped = Wrapper({given}, 4)\n    return wrapped(batch.cuda())\n"
+    )
+    lines = run("--quiet", "--select", "DL301", str(tmp_path)).splitlines()
+    assert [line.split(" ", 2)[:2] for line in lines] == ([] if given == "model" else [[f"{tmp_path / 'linear.py'}:7:12:", "DL301"]])

@@ -64,3 +64,15 @@ def maybe_moved_module(value: Value) -> bool:
     if value.kind is Kind.MODULE:
         return not value.stateless and value.place != CPU
     return value.kind is Kind.UNKNOWN and value.place.on_accelerator
+
+
+def wraps_what_it_is_given(wrapped: tuple[int, ...], node: cst.Call, args: Arguments) -> bool:
+    """Building a module moves nothing: one that keeps and calls a module it is given
+    (`Wrapper(model)`) has that module's tensors, wherever the caller put them."""
+    if not wrapped:
+        return False
+    positional = [value for (_, value), arg in zip(args, node.args) if arg.keyword is None and not arg.star]
+    return any(
+        position >= len(positional) or positional[position].kind is Kind.UNKNOWN and positional[position].place != CPU
+        for position in wrapped
+    )

@@ -10,7 +10,7 @@ import libcst as cst
 from devlint.analysis import facts as F
 from devlint.analysis import torch_calls
 from devlint.analysis.class_facts import owns_no_state, wrapped_parameters
-from devlint.analysis.call_arguments import arguments, flat, maybe_moved_module
+from devlint.analysis.call_arguments import arguments, flat, maybe_moved_module, wraps_what_it_is_given
 from devlint.analysis.evaluation import Arguments, Evaluation
 from devlint.analysis.events import Operand
 from devlint.analysis.expressions import batch_value, iterate
@@ -106,7 +106,7 @@ def construct_local(run: Evaluation, node: cst.Call, cls: ClassInfo) -> Value:
     if cls.is_module:
         if torch_calls.may_pass_device(run, node, args):
             return Value(Kind.MODULE, cls=cls.name)  # its `__init__` may build its layers there
-        if any(maybe_moved_module(value) for _, value in args) or _wraps_what_it_is_given(cls, node, args):
+        if any(maybe_moved_module(value) for _, value in args) or wraps_what_it_is_given(wrapped_parameters(cls), node, args):
             return Value(Kind.MODULE, cls=cls.name)  # it wraps a module that may already be moved
         if owns_no_state(cls, run.qualify):
             return Value(Kind.MODULE, F.NOWHERE, cls=cls.name, stateless=True)
@@ -115,19 +115,6 @@ def construct_local(run: Evaluation, node: cst.Call, cls: ClassInfo) -> Value:
         return Value(Kind.MODULE, CPU, run.origin(node, f"built by `{cls.name}(...)` on the CPU"), cls=cls.name)
     tensors = [value for _, value in args if value.kind is Kind.TENSOR or value.place.kind is PlaceKind.FOLLOWS]
     return Value(Kind.INSTANCE, cls=cls.name, elem=tensors[0] if len(tensors) == 1 else None)
-
-
-def _wraps_what_it_is_given(cls: ClassInfo, node: cst.Call, args: Arguments) -> bool:
-    """Building a module moves nothing: one that keeps and calls a module it is given
-    (`Wrapper(model)`) has that module's tensors, wherever the caller put them."""
-    wrapped = wrapped_parameters(cls)
-    if not wrapped:
-        return False
-    positional = [value for (_, value), arg in zip(args, node.args) if arg.keyword is None and not arg.star]
-    return any(
-        position >= len(positional) or positional[position].kind is Kind.UNKNOWN and positional[position].place != CPU
-        for position in wrapped
-    )
 
 
 def _note_args(run: Evaluation, target: FunctionInfo, node: cst.Call, args: Arguments, skip_self: bool) -> None:

@@ -175,24 +175,35 @@ def registered_attributes(cls: ClassInfo, qualify: Callable[[cst.BaseExpression]
 
 
 def wrapped_parameters(cls: ClassInfo) -> tuple[int, ...]:
-    """Positions (after `self`) of the `__init__` parameters the class keeps as `self.x = param` and
-    calls as `self.x(...)`: a model it wraps (`Wrapper(model)`), whose tensors stay where they are."""
+    """Positions (after `self`) of the `__init__` parameters a module that builds no state of its own
+    keeps (`self.x = param`) and uses as an object (`self.x(...)`, `self.x.eval()`): a model it wraps
+    (`Wrapper(model)`), whose tensors stay wherever they are. Empty for a class that creates anything
+    in a method (`self.head = nn.Linear(...)`) or registers a tensor: that state is where it was built."""
     if cls.wrapped is None:
+        cls.wrapped = ()
         init = cls.methods.get("__init__")
         own = init.self_param if init is not None else None
+        if init is None or own is None or registered_tensor_names(cls):
+            return cls.wrapped
+        params = [p.name.value for p in init.params[1:]]
         kept: dict[str, int] = {}
-        if init is not None and own is not None:
-            params = [p.name.value for p in init.params[1:]]
-            for node in descendants(init.node.body):
-                if type(node) is cst.Assign and type(node.value) is cst.Name and node.value.value in params:  # type: ignore[attr-defined]
-                    for target in node.targets:  # type: ignore[attr-defined]
-                        if type(target.target) is cst.Attribute and dotted_name(target.target.value) == own:
-                            kept[target.target.attr.value] = params.index(node.value.value)  # type: ignore[attr-defined]
-        called: set[int] = set()
+        for method in cls.methods.values():
+            for node in descendants(method.node.body):
+                if type(node) is not cst.Assign:
+                    continue
+                for target in node.targets:  # type: ignore[attr-defined]
+                    if type(target.target) is cst.Attribute and dotted_name(target.target.value) == method.self_param:
+                        value = node.value  # type: ignore[attr-defined]
+                        if type(value) is cst.Call:
+                            return cls.wrapped  # it may build state of its own
+                        if method is init and type(value) is cst.Name and value.value in params:
+                            kept[target.target.attr.value] = params.index(value.value)
+        used: set[int] = set()
         for method in cls.methods.values() if kept else ():
             for node in descendants(method.node.body):
-                func = node.func if type(node) is cst.Call else None  # type: ignore[attr-defined]
-                if type(func) is cst.Attribute and func.attr.value in kept and dotted_name(func.value) == method.self_param:
-                    called.add(kept[func.attr.value])
-        cls.wrapped = tuple(sorted(called))
+                kind = type(node)
+                held = node.func if kind is cst.Call else node.value if kind is cst.Attribute else None  # type: ignore[attr-defined]
+                if type(held) is cst.Attribute and held.attr.value in kept and dotted_name(held.value) == method.self_param:
+                    used.add(kept[held.attr.value])
+        cls.wrapped = tuple(sorted(used))
     return cls.wrapped

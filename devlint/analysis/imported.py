@@ -19,6 +19,7 @@ class ImportedClass:
     dataset: bool
     stateless: bool
     where: str  # "models/base.py:12"
+    wraps: tuple[int, ...] = ()  # positions of constructor arguments it keeps as a model it calls
 
 
 @dataclass(frozen=True)

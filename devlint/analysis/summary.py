@@ -30,6 +30,7 @@ class ClassFacts:
     dataset: bool
     stateless: bool  # a Module owning no state
     line: int
+    wraps: tuple[int, ...] = ()  # positions of constructor arguments it keeps as a model it calls
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ class ModuleSummary:
     def from_json(cls, data: dict) -> "ModuleSummary":
         return cls(
             data["path"],
-            {name: ClassFacts(tuple(c["bases"]), c["module"], c["dataset"], c["stateless"], c["line"]) for name, c in data["classes"].items()},
+            {name: ClassFacts(tuple(c["bases"]), c["module"], c["dataset"], c["stateless"], c["line"], tuple(c.get("wraps", ()))) for name, c in data["classes"].items()},
             {name: FunctionFacts(tuple(f["params"]), PlaceFact(**f["returns"]), f["line"]) for name, f in data["functions"].items()},
             {name: PlaceFact(**v) for name, v in data["variables"].items()},
             dict(data["imports"]),
@@ -59,18 +60,21 @@ class ModuleSummary:
 
 def summarise(
     path: str,
-    classes: list[tuple[str, tuple[str, ...], bool, bool, bool]],
+    classes: list[tuple[str, tuple[str, ...], bool, bool, bool, tuple[int, ...]]],
     returns: dict[str, tuple[tuple[str, ...], Value]],
     variables: dict[str, Value],
     imports: dict[str, str],
     tree: ast.Module | None,
 ) -> ModuleSummary:
     """The summary of a file the device analysis has run on; `classes` are (name, bases, module,
-    dataset, stateless), the first class of each name."""
+    dataset, stateless, wrapped constructor arguments), the first class of each name."""
     lines = _definition_lines(tree)
     return ModuleSummary(
         path,
-        {name: ClassFacts(bases, module, dataset, stateless, lines.get(name, 0)) for name, bases, module, dataset, stateless in classes},
+        {
+            name: ClassFacts(bases, module, dataset, stateless, lines.get(name, 0), wraps)
+            for name, bases, module, dataset, stateless, wraps in classes
+        },
         {
             name: FunctionFacts(params, PlaceFact.of(value), lines.get(name, 0))
             for name, (params, value) in returns.items()

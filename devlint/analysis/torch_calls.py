@@ -9,7 +9,7 @@ import libcst as cst
 
 from devlint.analysis import dimensions
 from devlint.analysis import facts as F
-from devlint.analysis.call_arguments import arguments, device_keyword, flat, keyword, keywords_unpacked, maybe_moved_module
+from devlint.analysis.call_arguments import arguments, device_keyword, flat, keyword, keywords_unpacked, maybe_moved_module, wraps_what_it_is_given
 from devlint.analysis.class_facts import nn_owns_no_state
 from devlint.analysis.evaluation import Arguments, Evaluation
 from devlint.analysis.events import CpuArgumentOnDevice, NumpyOnDevice, Operand
@@ -157,7 +157,7 @@ def _construct_imported(run: Evaluation, node: cst.Call, qualified: str, cls: Im
     leaf = qualified.rsplit(".", 1)[-1]
     if cls.stateless:
         return Value(Kind.MODULE, F.NOWHERE, cls=leaf, stateless=True)
-    if may_pass_device(run, node, args) or any(maybe_moved_module(value) for _, value in args):
+    if may_pass_device(run, node, args) or any(maybe_moved_module(value) for _, value in args) or wraps_what_it_is_given(cls.wraps, node, args):
         return Value(Kind.MODULE, cls=leaf)
     if run.default_place != CPU:
         return Value(Kind.MODULE, run.default_place, run.origin(node, f"built by `{leaf}(...)`"), cls=leaf)

@@ -63,7 +63,7 @@ class ProjectIndex:
             module = self._is_module(where, name, 0)
             dataset = cls.dataset or any(base in DATASET_BASES for base in cls.bases)
             if module or dataset:
-                facts.classes[qualified] = ImportedClass(module, dataset, cls.stateless, f"{summary.path}:{cls.line}")
+                facts.classes[qualified] = ImportedClass(module, dataset, cls.stateless, f"{summary.path}:{cls.line}", cls.wraps)
             return
         function = summary.functions.get(name)
         if function is not None:
