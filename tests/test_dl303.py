@@ -664,3 +664,57 @@ def test_a_factory_moved_to_a_device_variable_is_placed_even_where_that_looks_li
             metrics(sample, pred, W)
     """
     assert findings(source) == []
+
+
+def test_a_helper_returns_on_the_device_of_the_callers_own_input() -> None:
+    # piq's BRISQUE: `x = _adjust_dimensions(x)` (a copy of its argument), then
+    # `x * torch.tensor([0.299, 0.587, 0.114])` with `x` the caller's input.
+    source = """
+    import torch
+
+    def adjust(t):
+        return t.clone()
+
+    def brisque(x: torch.Tensor) -> torch.Tensor:
+        y = adjust(x)
+        rgb_to_grey = torch.tensor([0.299, 0.587, 0.114])
+        return y * rgb_to_grey
+    """
+    assert findings(source) == [("DL303", 8, 19)]
+    assert messages(source) == [
+        "`torch.tensor([0.299, 0.587, 0.114])` creates a CPU tensor (no `device=`) that meets `y` on `x`'s device, "
+        "which the caller chooses at line 9: create it with `device=y.device`"
+    ]
+
+
+def test_a_method_builds_a_distribution_from_the_callers_input() -> None:
+    # pytorch-forecasting's DistributionLoss: `distribution = self.map_x_to_distribution(y_pred)`,
+    # then `distribution.icdf(torch.tensor(quantiles)[:, None, None])`.
+    source = """
+    import torch
+    from torch import distributions
+
+    class DistributionLoss:
+        def map_x_to_distribution(self, x: torch.Tensor) -> distributions.Distribution:
+            return distributions.Normal(loc=x[..., 0], scale=x[..., 1])
+
+        def to_quantiles(self, y_pred: torch.Tensor, quantiles):
+            distribution = self.map_x_to_distribution(y_pred)
+            return distribution.icdf(torch.tensor(quantiles)[:, None, None])
+    """
+    assert findings(source) == [("DL303", 10, 34)]
+
+
+def test_a_helper_that_moves_its_argument_to_the_cpu_keeps_its_cpu_result() -> None:
+    source = """
+    import torch
+
+    def host(t):
+        return t.detach().cpu()
+
+    def stats(x: torch.Tensor):
+        y = host(x)
+        return y * torch.tensor([0.5, 0.5])
+    """
+    assert findings(source) == []
+

@@ -110,6 +110,11 @@ class FunctionRun:
                 # A caller that runs the model on the CPU hands it a CPU mask too: beside
                 # inputs taken to be on the module's device, that would be a mix of our making.
                 fact = None
+            if fact is not None and fact.place.kind is PlaceKind.FOLLOWS:
+                # A caller passing its own input: here it is this function's input, wherever the
+                # caller's caller put it. Named after this parameter, a result computed from it
+                # maps back onto the argument at each call (`y = adjust(x)` is on `x`'s device).
+                fact = fact.at(Place(PlaceKind.FOLLOWS, name))
             if fact is not None and default.kind is Kind.TENSOR and default.place.kind is PlaceKind.FOLLOWS:
                 # The callers of the file say where it lives; the body says it is a tensor. A caller
                 # passing what the analysis cannot place leaves it unplaced: data pipelines hand
