@@ -718,3 +718,68 @@ def test_a_helper_that_moves_its_argument_to_the_cpu_keeps_its_cpu_result() -> N
     """
     assert findings(source) == []
 
+
+def test_a_factory_held_in_a_variable_or_an_attribute() -> None:
+    # nii-yamagishilab's NSF loss: `self.win = torch.hann_window`, then
+    # `torch.stft(output, ..., window=self.win(frame_len))`.
+    source = """
+    import torch
+
+    class Loss:
+        def __init__(self):
+            self.win = torch.hann_window
+
+        def compute(self, output: torch.Tensor, frame_len):
+            return torch.stft(output, 512, 80, frame_len, window=self.win(frame_len), return_complex=True)
+
+    def compute(output: torch.Tensor, frame_len):
+        win = torch.hann_window
+        return torch.stft(output, 512, 80, frame_len, window=win(frame_len), return_complex=True)
+
+    def placed(output: torch.Tensor, frame_len):
+        win = torch.hann_window
+        return torch.stft(output, 512, 80, frame_len, window=win(frame_len, device=output.device), return_complex=True)
+    """
+    assert findings(source) == [("DL303", 8, 62), ("DL303", 12, 58)]
+    assert messages(source)[0].startswith("`self.win(frame_len)` creates a CPU tensor (no `device=`) that meets `output`")
+
+
+def test_a_factory_named_by_a_string_to_getattr() -> None:
+    # Coqui TTS's TorchSTFT: `self.window = getattr(torch, window)(win_length)` with
+    # `window='hann_window'` as the default, then `torch.stft(x, ..., self.window)`.
+    source = """
+    import torch
+
+    class TorchSTFT:
+        def __init__(self, n_fft, win_length, window='hann_window'):
+            self.n_fft = n_fft
+            self.window = getattr(torch, window)(win_length)
+
+        def __call__(self, x: torch.Tensor):
+            return torch.stft(x, self.n_fft, window=self.window, return_complex=True)
+
+    def stft(x: torch.Tensor, n):
+        return torch.stft(x, n, window=getattr(torch, "hamming_window")(n), return_complex=True)
+    """
+    assert findings(source) == [("DL303", 6, 23), ("DL303", 12, 36)]
+
+
+def test_getattr_of_a_name_the_file_does_not_know_is_not_guessed() -> None:
+    source = """
+    import torch
+
+    class TorchSTFT:
+        def __init__(self, n_fft, win_length, window='hann_window'):
+            self.n_fft = n_fft
+            self.window = getattr(torch, window)(win_length)
+
+        def __call__(self, x: torch.Tensor):
+            return torch.stft(x, self.n_fft, window=self.window, return_complex=True)
+
+    def build(config):
+        return TorchSTFT(512, 400, window=config.window)
+
+    def act(x: torch.Tensor, name):
+        return getattr(torch, name)(x) * x
+    """
+    assert findings(source) == []

@@ -172,7 +172,10 @@ class FunctionRun:
             # Working code calls a module with inputs on the module's device.
             return Value(Kind.TENSOR, INPUT_DEVICE, in_module=cls.name)  # type: ignore[union-attr]
         kind = Kind.TENSOR if name in tensor_parameters(func, self.solver.program, self.solver.names) else Kind.UNKNOWN
-        return Value(kind, Place(PlaceKind.FOLLOWS, name))
+        # A name given as the default (`window="hann_window"`) holds where no call in the file
+        # passes the parameter; a call that does gives its own value instead (start()).
+        text = string_value(param.default) if param.default is not None else None
+        return Value(kind, Place(PlaceKind.FOLLOWS, name), text=text if text is not None and text.isidentifier() else "")
 
     def finish(self) -> None:
         func = self.func
