@@ -664,3 +664,122 @@ def test_a_factory_moved_to_a_device_variable_is_placed_even_where_that_looks_li
             metrics(sample, pred, W)
     """
     assert findings(source) == []
+
+
+def test_a_helper_returns_on_the_device_of_the_callers_own_input() -> None:
+    # piq's BRISQUE: `x = _adjust_dimensions(x)` (a copy of its argument), then
+    # `x * torch.tensor([0.299, 0.587, 0.114])` with `x` the caller's input.
+    source = """
+    import torch
+
+    def adjust(t):
+        return t.clone()
+
+    def brisque(x: torch.Tensor) -> torch.Tensor:
+        y = adjust(x)
+        rgb_to_grey = torch.tensor([0.299, 0.587, 0.114])
+        return y * rgb_to_grey
+    """
+    assert findings(source) == [("DL303", 8, 19)]
+    assert messages(source) == [
+        "`torch.tensor([0.299, 0.587, 0.114])` creates a CPU tensor (no `device=`) that meets `y` on `x`'s device, "
+        "which the caller chooses at line 9: create it with `device=y.device`"
+    ]
+
+
+def test_a_method_builds_a_distribution_from_the_callers_input() -> None:
+    # pytorch-forecasting's DistributionLoss: `distribution = self.map_x_to_distribution(y_pred)`,
+    # then `distribution.icdf(torch.tensor(quantiles)[:, None, None])`.
+    source = """
+    import torch
+    from torch import distributions
+
+    class DistributionLoss:
+        def map_x_to_distribution(self, x: torch.Tensor) -> distributions.Distribution:
+            return distributions.Normal(loc=x[..., 0], scale=x[..., 1])
+
+        def to_quantiles(self, y_pred: torch.Tensor, quantiles):
+            distribution = self.map_x_to_distribution(y_pred)
+            return distribution.icdf(torch.tensor(quantiles)[:, None, None])
+    """
+    assert findings(source) == [("DL303", 10, 34)]
+
+
+def test_a_helper_that_moves_its_argument_to_the_cpu_keeps_its_cpu_result() -> None:
+    source = """
+    import torch
+
+    def host(t):
+        return t.detach().cpu()
+
+    def stats(x: torch.Tensor):
+        y = host(x)
+        return y * torch.tensor([0.5, 0.5])
+    """
+    assert findings(source) == []
+
+
+def test_a_factory_held_in_a_variable_or_an_attribute() -> None:
+    # nii-yamagishilab's NSF loss: `self.win = torch.hann_window`, then
+    # `torch.stft(output, ..., window=self.win(frame_len))`.
+    source = """
+    import torch
+
+    class Loss:
+        def __init__(self):
+            self.win = torch.hann_window
+
+        def compute(self, output: torch.Tensor, frame_len):
+            return torch.stft(output, 512, 80, frame_len, window=self.win(frame_len), return_complex=True)
+
+    def compute(output: torch.Tensor, frame_len):
+        win = torch.hann_window
+        return torch.stft(output, 512, 80, frame_len, window=win(frame_len), return_complex=True)
+
+    def placed(output: torch.Tensor, frame_len):
+        win = torch.hann_window
+        return torch.stft(output, 512, 80, frame_len, window=win(frame_len, device=output.device), return_complex=True)
+    """
+    assert findings(source) == [("DL303", 8, 62), ("DL303", 12, 58)]
+    assert messages(source)[0].startswith("`self.win(frame_len)` creates a CPU tensor (no `device=`) that meets `output`")
+
+
+def test_a_factory_named_by_a_string_to_getattr() -> None:
+    # Coqui TTS's TorchSTFT: `self.window = getattr(torch, window)(win_length)` with
+    # `window='hann_window'` as the default, then `torch.stft(x, ..., self.window)`.
+    source = """
+    import torch
+
+    class TorchSTFT:
+        def __init__(self, n_fft, win_length, window='hann_window'):
+            self.n_fft = n_fft
+            self.window = getattr(torch, window)(win_length)
+
+        def __call__(self, x: torch.Tensor):
+            return torch.stft(x, self.n_fft, window=self.window, return_complex=True)
+
+    def stft(x: torch.Tensor, n):
+        return torch.stft(x, n, window=getattr(torch, "hamming_window")(n), return_complex=True)
+    """
+    assert findings(source) == [("DL303", 6, 23), ("DL303", 12, 36)]
+
+
+def test_getattr_of_a_name_the_file_does_not_know_is_not_guessed() -> None:
+    source = """
+    import torch
+
+    class TorchSTFT:
+        def __init__(self, n_fft, win_length, window='hann_window'):
+            self.n_fft = n_fft
+            self.window = getattr(torch, window)(win_length)
+
+        def __call__(self, x: torch.Tensor):
+            return torch.stft(x, self.n_fft, window=self.window, return_complex=True)
+
+    def build(config):
+        return TorchSTFT(512, 400, window=config.window)
+
+    def act(x: torch.Tensor, name):
+        return getattr(torch, name)(x) * x
+    """
+    assert findings(source) == []

@@ -148,3 +148,23 @@ def test_a_wrapper_module_of_another_file_is_where_the_model_it_is_given_is(tmp_
     )
     lines = run("--quiet", "--select", "DL301", str(tmp_path)).splitlines()
     assert [line.split(" ", 2)[:2] for line in lines] == ([] if given == "model" else [[f"{tmp_path / 'linear.py'}:7:12:", "DL301"]])
+
+
+def test_a_helper_of_another_file_returns_on_its_arguments_device(tmp_path: Path) -> None:
+    # IQA-PyTorch's GMSD: `x = to_y_channel(x)` (pyiqa/utils/color_util.py), then
+    # `F.conv2d(x, torch.ones(channels, 1, 2, 2) / 4.)`.
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "pq").mkdir()
+    (tmp_path / "pq" / "__init__.py").write_text("")
+    (tmp_path / "pq" / "color.py").write_text(
+        "import torch\n\n\ndef to_y_channel(img: torch.Tensor) -> torch.Tensor:\n    return img[:, [0], :, :] * 255.\n"
+    )
+    (tmp_path / "pq" / "gmsd.py").write_text(
+        "import torch\nfrom torch.nn import functional as F\nfrom pq.color import to_y_channel\n\n\n"
+        "def gmsd(x: torch.Tensor, channels=3):\n    x = to_y_channel(x)\n"
+        "    return F.conv2d(x, torch.ones(channels, 1, 2, 2) / 4., groups=channels)\n"
+    )
+    lines = run("--quiet", str(tmp_path)).splitlines()
+    assert [line.split(" ", 2)[1] for line in lines] == ["DL303"]
+    assert lines[0].startswith(f"{tmp_path / 'pq' / 'gmsd.py'}:8:24: DL303 [*] `torch.ones(channels, 1, 2, 2)` creates a CPU tensor")
+    assert "meets `x` on `x`'s device, which the caller chooses at line 8" in lines[0]

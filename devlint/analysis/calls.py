@@ -52,6 +52,10 @@ def call_name(run: Evaluation, node: cst.Call, func: cst.Name) -> Value:
             return call_local(run, node, target, arguments(run, node))
         if name in _BUILTINS:
             return call_builtin(run, node, name)
+        if name == "getattr":
+            found = _module_member(run, node)
+            if found is not None:
+                return found
         if name in run.solver.settings.move_helpers:
             return torch_calls.move_helper(run, node)
         if name in run.solver.settings.loaders:
@@ -96,6 +100,23 @@ def call_builtin(run: Evaluation, node: cst.Call, name: str) -> Value:
             return first.elem
         return F.UNKNOWN if name != "round" else F.SCALAR
     return F.SCALAR if name in ("len", "int", "float", "bool") else F.UNKNOWN
+
+
+def _module_member(run: Evaluation, node: cst.Call) -> Value | None:
+    """`getattr(torch, "hann_window")`: the factory itself, named by a string the analysis knows
+    (a constant, or a parameter's default that no call in the file overrides)."""
+    if len(node.args) != 2 or any(arg.keyword is not None or arg.star for arg in node.args):
+        return None
+    module = run.qualify(node.args[0].value)
+    if module is None:
+        return None
+    args = arguments(run, node)
+    member = args[1][1].text
+    qualified = f"{module}.{member}"
+    if not member or torch_calls.factory_placement(qualified) is None:
+        escape(run, node, args)
+        return F.UNKNOWN
+    return Value(function=qualified)
 
 
 def construct_local(run: Evaluation, node: cst.Call, cls: ClassInfo) -> Value:
@@ -209,7 +230,7 @@ def call_method(run: Evaluation, node: cst.Call, func: cst.Attribute) -> Value:
     method = func.attr.value
     attribute = dotted_name(func)
     held = run.lookup(attribute) if attribute is not None else None
-    if held is not None and held.kind in (Kind.MODULE, Kind.UNKNOWN) and (held.place.kind is not PlaceKind.UNKNOWN or held.stateless):
+    if held is not None and (held.function or held.kind in (Kind.MODULE, Kind.UNKNOWN) and (held.place.kind is not PlaceKind.UNKNOWN or held.stateless)):
         return call_value(run, node, held, func)  # self.model(x)
     static = _static_method(run, func)
     if static is not None:
@@ -256,6 +277,8 @@ def _static_method(run: Evaluation, func: cst.Attribute) -> FunctionInfo | None:
 
 def call_value(run: Evaluation, node: cst.Call, callee: Value, func: cst.BaseExpression) -> Value:
     """Calling a module (or anything we hold a value for)."""
+    if callee.function:
+        return torch_calls.call_qualified(run, node, callee.function)  # `win(n)` after `win = torch.hann_window`
     forward = _forward_of(run, callee)
     if forward is not None and not callee.place.known:
         # `self(x)` inside a module, or a module of this file whose placement is unknown.

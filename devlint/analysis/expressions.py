@@ -24,6 +24,7 @@ from devlint.analysis.torchapi import (
     MEMORY_FORMATS,
     TENSOR_ATTRIBUTES,
     TENSOR_VALUED_ATTRIBUTES,
+    factory_placement,
 )
 from devlint.names import dotted_name
 
@@ -63,6 +64,8 @@ def _imported(run: Evaluation, node: cst.CSTNode, qualified: str) -> Value:
         return Value(Kind.TENSOR_TYPE, Place(PlaceKind.ACCEL, "cuda"))
     if qualified in CPU_TENSOR_TYPES:
         return Value(Kind.TENSOR_TYPE, CPU)
+    if factory_placement(qualified) is not None:
+        return Value(function=qualified)  # `win = torch.hann_window`: calling `win` calls the factory
     return F.UNKNOWN
 
 
@@ -77,6 +80,8 @@ def eval_string(run: Evaluation, node: cst.SimpleString) -> Value:
         return Value(Kind.DEVICE, CPU)
     if kind in ACCELERATOR_TYPES:
         return Value(Kind.DEVICE, Place(PlaceKind.ACCEL, value or ""))
+    if value is not None and value.isidentifier():
+        return Value(text=value)  # a name `getattr` may look up; other strings are of no use
     return F.UNKNOWN
 
 

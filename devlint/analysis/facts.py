@@ -115,6 +115,8 @@ class Value:
     items: tuple["Value", ...] | None = None  # SEQ of fixed length: `(x, y)`, an `enumerate` pair
     dims: int | None = None  # TENSOR: how many dimensions, where the code shows it (0: mixes like a number)
     cpu_path: Origin | None = None  # on some path it is instead this fresh CPU tensor (`loss = torch.tensor([1.0])` under an `if`)
+    function: str = ""  # a torch factory held as a value (`win = torch.hann_window`): calling it calls the factory
+    text: str = ""  # a string constant (`window="hann_window"`), for `getattr(torch, window)`
 
     def at(self, place: Place, origin: Origin | None = None, **changes: object) -> "Value":
         return replace(self, place=place, origin=origin or self.origin, **changes)  # type: ignore[arg-type]

@@ -110,6 +110,11 @@ class FunctionRun:
                 # A caller that runs the model on the CPU hands it a CPU mask too: beside
                 # inputs taken to be on the module's device, that would be a mix of our making.
                 fact = None
+            if fact is not None and fact.place.kind is PlaceKind.FOLLOWS:
+                # A caller passing its own input: here it is this function's input, wherever the
+                # caller's caller put it. Named after this parameter, a result computed from it
+                # maps back onto the argument at each call (`y = adjust(x)` is on `x`'s device).
+                fact = fact.at(Place(PlaceKind.FOLLOWS, name))
             if fact is not None and default.kind is Kind.TENSOR and default.place.kind is PlaceKind.FOLLOWS:
                 # The callers of the file say where it lives; the body says it is a tensor. A caller
                 # passing what the analysis cannot place leaves it unplaced: data pipelines hand
@@ -167,7 +172,10 @@ class FunctionRun:
             # Working code calls a module with inputs on the module's device.
             return Value(Kind.TENSOR, INPUT_DEVICE, in_module=cls.name)  # type: ignore[union-attr]
         kind = Kind.TENSOR if name in tensor_parameters(func, self.solver.program, self.solver.names) else Kind.UNKNOWN
-        return Value(kind, Place(PlaceKind.FOLLOWS, name))
+        # A name given as the default (`window="hann_window"`) holds where no call in the file
+        # passes the parameter; a call that does gives its own value instead (start()).
+        text = string_value(param.default) if param.default is not None else None
+        return Value(kind, Place(PlaceKind.FOLLOWS, name), text=text if text is not None and text.isidentifier() else "")
 
     def finish(self) -> None:
         func = self.func

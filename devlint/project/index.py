@@ -128,11 +128,15 @@ class ProjectIndex:
 
 def significant(facts: ImportedFacts) -> bool:
     """Would these facts change what the file's own analysis found? Module and dataset classes,
-    device variables, and helpers that return something on a known device or a module do;
-    a helper whose result follows its argument only refines a re-check made anyway."""
+    device variables, and helpers that return something on a known device or a module do, and
+    so do helpers whose result follows an argument: `y = adjust(x)` is on `x`'s device, where
+    the file alone knows nothing of `y`."""
     if facts.classes or facts.variables or facts.gpu_only:
         return True
-    return any(f.returns.known or f.returns.kind == "module" for f in facts.functions.values())
+    return any(
+        f.returns.known or f.returns.kind == "module" or f.returns.place == "follows" and f.returns.name in f.params
+        for f in facts.functions.values()
+    )
 
 
 @functools.lru_cache(maxsize=8192)
