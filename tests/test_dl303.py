@@ -6,6 +6,8 @@ import pytest
 
 from linting import dataflow_findings as findings
 from linting import dataflow_messages as messages
+from linting import lint
+from devlint.config import Settings
 
 
 # -- positives -------------------------------------------------------------------
@@ -783,3 +785,23 @@ def test_getattr_of_a_name_the_file_does_not_know_is_not_guessed() -> None:
         return getattr(torch, name)(x) * x
     """
     assert findings(source) == []
+
+
+def test_no_fix_names_a_tensor_of_another_method() -> None:
+    # Coqui TTS's TorchSTFT: the window is built in `__init__`, the input `x` arrives in `__call__`;
+    # `device=x.device` in `__init__` would be a NameError.
+    source = """
+    import torch
+
+
+    class TorchSTFT:
+        def __init__(self, n_fft, win_length):
+            self.n_fft = n_fft
+            self.window = torch.hann_window(win_length)
+
+        def __call__(self, x):
+            return torch.stft(x, self.n_fft, window=self.window, return_complex=True)
+    """
+    found = [f for f in lint(source, Settings()) if f.code == "DL303"]
+    assert [(f.start.line, f.fix) for f in found] == [(7, None)]
+    assert found[0].message.endswith("at line 10: move it there where they meet, with `.to(x.device)`")

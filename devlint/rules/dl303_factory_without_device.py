@@ -10,7 +10,7 @@ from devlint.analysis.facts import PlaceKind
 from devlint.analysis.shapes import size_sources
 from devlint.analysis.torchapi import takes_device
 from devlint.finding import Fix
-from devlint.fixes import add_device_keyword
+from devlint.fixes import add_device_keyword, enclosing_functions
 from devlint.rule import Rule
 from devlint.rules.dl301_mixed_devices import claimed_by_factory_rule
 
@@ -65,19 +65,23 @@ class FactoryWithoutDevice(Rule):
         other = code(module, conflict.device.expr)
         place = conflict.device.value.place
         source = next(iter(size_sources(factory)), None)
-        if source is None and place.kind is PlaceKind.FOLLOWS and other == place.name:
-            source = other  # the function's own parameter: in scope wherever the factory is
+        if source is None and place.kind is PlaceKind.FOLLOWS and other == place.name and _a_parameter_around(self.ctx, factory, other):
+            source = other  # a parameter of the factory's own function: in scope where the factory is
+        elsewhere = False  # what it meets is not in scope where it is created
         if source is not None:
             target = f"{source}.device"
         elif place.kind is PlaceKind.DEVICE and not place.name.startswith("<") and place.name:
             target = device_expression(place)
         elif other.isidentifier():
             target = f"{other}.device"
+            elsewhere = next(enclosing_functions(self.ctx, factory), None) is not next(enclosing_functions(self.ctx, conflict.node), None)
         else:
             target = None
         qualified = self.ctx.qualify(factory.func) if isinstance(factory, cst.Call) else None
         if target is None:
             advice = "create it on the device of the tensors it meets (`device=x.device` for a tensor `x`)"
+        elif elsewhere:
+            advice = f"move it there where they meet, with `.to({target})`"
         elif qualified is not None and not takes_device(qualified):
             advice = f"move it there with `.to({target})`"  # `torch.from_numpy`, the legacy typed constructors
         else:
@@ -89,6 +93,17 @@ class FactoryWithoutDevice(Rule):
             _fix(self.ctx, factory, source),
             related=[*cited(conflict.device), (conflict.node, f"meets `{other}`")],
         )
+
+
+def _a_parameter_around(ctx, node: cst.CSTNode, name: str) -> bool:  # noqa: ANN001 - FileContext
+    """`name` is a parameter of the function holding `node` (a tensor met in another method, such
+    as `__call__`'s input for a window built in `__init__`, is not in scope there)."""
+    function = next(enclosing_functions(ctx, node), None)
+    return function is not None and any(param.name.value == name for param in _all_params(function.params))
+
+
+def _all_params(params: cst.Parameters) -> list[cst.Param]:
+    return [*params.posonly_params, *params.params, *params.kwonly_params]
 
 
 def _fix(ctx, factory: cst.CSTNode, source: str | None) -> Fix | None:  # noqa: ANN001 - FileContext
