@@ -115,6 +115,7 @@ class Value:
     items: tuple["Value", ...] | None = None  # SEQ of fixed length: `(x, y)`, an `enumerate` pair
     dims: int | None = None  # TENSOR: how many dimensions, where the code shows it (0: mixes like a number)
     cpu_path: Origin | None = None  # on some path it is instead this fresh CPU tensor (`loss = torch.tensor([1.0])` under an `if`)
+    mapping: bool = False  # SEQ: a mapping whose values are `elem`; iterating it yields its keys
 
     def at(self, place: Place, origin: Origin | None = None, **changes: object) -> "Value":
         return replace(self, place=place, origin=origin or self.origin, **changes)  # type: ignore[arg-type]
@@ -167,6 +168,7 @@ def join(a: Value, b: Value) -> Value:
         parts=parts if kind is Kind.SEQ else (),
         dims=a.dims if a.dims == b.dims else None,
         cpu_path=a.cpu_path or b.cpu_path,
+        mapping=a.mapping or b.mapping,
     )
 
 
@@ -192,6 +194,11 @@ def _joined_origin(a: Value, b: Value, place: Place) -> Origin | None:
         # CPU on one path, an accelerator on the other: the move is the reason.
         return a.origin if a.place.on_accelerator else b.origin
     return None
+
+
+def iterated(value: Value) -> Value | None:
+    """What iterating a SEQ yields, where known: a mapping yields its keys, not its values."""
+    return None if value.mapping else value.elem
 
 
 def tuple_of(items: "list[Value]") -> Value:
