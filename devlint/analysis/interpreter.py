@@ -384,8 +384,8 @@ class FunctionRun:
             name = dotted_name(target.value)
             if name is not None and container.batch is not None:
                 self.env[name] = replace(container, batch=None, place=F.UNKNOWN_PLACE)
-            elif name is not None and container.kind is Kind.SEQ and container.elem is not None and value != container.elem:
-                # `x["mask"] = torch.ones(n)`: its elements are no longer all what they were.
+            elif name is not None and container.kind is Kind.SEQ and container.elem is not None and not _alike(value, container.elem):
+                # `x["mask"] = torch.ones(n)`: its elements are no longer all where they were.
                 self.env[name] = replace(container, elem=F.UNKNOWN, parts=())
             return
         if isinstance(target, cst.Attribute) and isinstance(target.value, (cst.Name, cst.Attribute)):
@@ -774,3 +774,8 @@ def _reached_from(expr: cst.BaseExpression) -> str | None:
             expr = expr.func.value
         else:
             return expr.value if isinstance(expr, cst.Name) else None
+
+
+def _alike(a: Value, b: Value) -> bool:
+    """Values of one kind in one place: an element written among the others changes nothing."""
+    return a.kind is b.kind and a.place == b.place
