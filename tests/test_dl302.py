@@ -468,3 +468,23 @@ def test_a_call_inside_yield_from_passes_its_arguments() -> None:
     """
     assert findings(source) == []
     assert findings(source.replace("torch.randperm(n)", "torch.randperm(n).cuda()")) == [("DL302", 5, 12)]
+
+
+def test_a_list_annotated_to_hold_tensors_is_read_by_numpy_but_a_mapping_is_not() -> None:
+    # pytorch-forecasting's `plot_prediction_actual_by_variable(data: Dict[str, Dict[str,
+    # torch.Tensor]])` hands `data["std"]` to `np.linspace`: numpy iterates a mapping's keys,
+    # so its tensors are not what it reads (here the annotation is loose: it is a number).
+    source = """
+    from typing import Dict, List
+
+    import numpy as np
+    import torch
+
+
+    def plot(data: Dict[str, Dict[str, torch.Tensor]], bins: int):
+        return np.linspace(-data["std"], data["std"], bins)
+
+    def table(rows: List[torch.Tensor]):
+        return np.array(rows)
+    """
+    assert findings(source) == [("DL302", 11, 12)]

@@ -805,3 +805,154 @@ def test_no_fix_names_a_tensor_of_another_method() -> None:
     found = [f for f in lint(source, Settings()) if f.code == "DL303"]
     assert [(f.start.line, f.fix) for f in found] == [(7, None)]
     assert found[0].message.endswith("at line 10: move it there where they meet, with `.to(x.device)`")
+
+
+# -- tensors the code declares, reached from a parameter -------------------------------------
+def test_an_annotated_local_read_from_a_parameters_attribute_is_the_callers() -> None:
+    # ParlAI's RAG query rewriting: `query_vec: torch.LongTensor = batch.query_vec`, then
+    # `torch.cat([query_vec[i], torch.LongTensor(tokens)])`.
+    source = """
+    from typing import List
+
+    import torch
+
+
+    def rewrite(batch, pred_vecs, tokenize):
+        new_queries: List[torch.LongTensor] = []
+        query_vec: torch.LongTensor = batch.query_vec
+        for i in range(batch.batchsize):
+            query_i = torch.LongTensor(tokenize(pred_vecs[i]))
+            new_queries.append(torch.cat([query_vec[i], query_i], dim=0))
+        return new_queries
+    """
+    assert findings(source) == [("DL303", 10, 19)]
+    assert messages(source) == [
+        "`torch.LongTensor(tokenize(pred_vecs[i]))` creates a CPU tensor (no `device=`) that meets `query_vec[i]` on "
+        "`batch`'s device, which the caller chooses at line 11: create it on the device of the tensors it meets "
+        "(`device=x.device` for a tensor `x`)"
+    ]
+
+
+def test_the_items_of_a_parameter_annotated_a_mapping_of_tensors_are_the_callers() -> None:
+    # pytorch-forecasting's `step(self, x: Dict[str, torch.Tensor], ...)`: the monotonicity
+    # weights come from `torch.tensor([...])` and multiply the gradient of `x["decoder_cont"]`;
+    # the step is called with `x, y = batch` from the Lightning hooks.
+    source = """
+    from typing import Dict
+
+    import torch
+
+
+    class Model:
+        def training_step(self, batch, batch_idx):
+            x, y = batch
+            return self.step(x, y)
+
+        def step(self, x: Dict[str, torch.Tensor], y: torch.Tensor):
+            gradient = x["decoder_cont"] * 2
+            monotonicity = torch.tensor([1.0, -1.0], dtype=gradient.dtype)
+            return gradient * monotonicity[None, None]
+    """
+    assert findings(source) == [("DL303", 13, 24)]
+    assert messages(source) == [
+        "`torch.tensor([1.0, -1.0], dtype=gradi...` creates a CPU tensor (no `device=`) that meets "
+        "`gradient` on `x`'s device, which the caller chooses at line 14: create it with `device=gradient.device`"
+    ]
+
+
+def test_the_elements_of_parameters_annotated_sequences_of_tensors_are_the_callers() -> None:
+    source = """
+    from typing import List, Optional, Tuple
+
+    import torch
+
+
+    def stack(xs: List[torch.Tensor]):
+        return torch.stack(xs) + torch.ones(3)
+
+    def first(pair: Tuple[torch.Tensor, ...]):
+        return pair[0] - torch.zeros(3)
+
+    def values(feats: Optional[dict[str, torch.Tensor]]):
+        for name, feat in feats.items():
+            return feat * torch.rand(3)
+    """
+    assert [(code, line) for code, line, _ in findings(source)] == [("DL303", 7), ("DL303", 10), ("DL303", 14)]
+
+
+def test_the_tensor_fields_of_a_dataclass_are_its_callers() -> None:
+    # RTMDet's RTMDetOutput: `@dataclass` fields `reg_preds: tuple[torch.Tensor, ...]` hold the
+    # model's outputs; a method builds `torch.arange` grid points and combines the two.
+    source = """
+    from dataclasses import dataclass
+
+    import torch
+
+
+    @dataclass
+    class Output:
+        reg_preds: tuple[torch.Tensor, torch.Tensor, torch.Tensor]
+        scores: torch.Tensor
+
+        def grid(self, i: int) -> torch.Tensor:
+            _, _, height, width = self.reg_preds[i].shape
+            points = torch.arange(0, width, dtype=torch.float)
+            return self.reg_preds[i] - points
+
+        def ranked(self):
+            return self.scores[torch.arange(3)], self.scores + torch.ones(3)
+    """
+    assert findings(source) == [("DL303", 13, 18), ("DL303", 17, 60)]
+    assert messages(source)[0] == (
+        "`torch.arange(0, width, dtype=torch.fl...` creates a CPU tensor (no `device=`) that meets "
+        "`self.reg_preds[i]` on `reg_preds`'s device, which the caller chooses at line 14: create it on the device "
+        "of the tensors it meets (`device=x.device` for a tensor `x`)"
+    )
+
+
+def test_what_the_declarations_do_not_show_to_be_the_callers_stays_unplaced() -> None:
+    source = """
+    from dataclasses import dataclass, field
+    from typing import Dict
+
+    import torch
+
+
+    def put(x: Dict[str, torch.Tensor]):
+        # Once the code writes an item or updates it, what it reads may be what it wrote.
+        x["mask"] = torch.ones(3)
+        a = x["mask"] * torch.zeros(3)
+        x.update(extra=torch.ones(3))
+        return a, x["extra"] * torch.zeros(3)
+
+    def keys(x: Dict[str, torch.Tensor]):
+        # Iterating a mapping yields its keys.
+        for name in x:
+            return torch.zeros(3)[name]
+
+    def built(batch, make):
+        # Annotated, but not reached from a parameter: the analysis does not know where it is.
+        q: torch.Tensor = make(batch)
+        return q + torch.ones(3)
+
+
+    @dataclass
+    class Defaults:
+        kept: torch.Tensor = field(default_factory=lambda: torch.zeros(3))
+        moved: torch.Tensor
+
+        def __post_init__(self):
+            self.moved = self.moved.cpu()
+
+        def use(self):
+            return self.kept + torch.ones(3), self.moved + torch.ones(3)
+
+
+    @dataclass(init=False)
+    class Own:
+        t: torch.Tensor
+
+        def use(self):
+            return self.t + torch.ones(3)
+    """
+    assert findings(source) == []

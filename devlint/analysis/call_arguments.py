@@ -20,7 +20,7 @@ def arguments(run: Evaluation, node: cst.Call) -> Arguments:
             # into a model (`model(**batch)`) is no such bag of options.
             value = F.UNKNOWN
         elif arg.star:
-            value = value.elem if value.kind is Kind.SEQ and value.elem is not None else (value if value.batch else F.UNKNOWN)
+            value = (F.iterated(value) or F.UNKNOWN) if value.kind is Kind.SEQ else (value if value.batch else F.UNKNOWN)
         out.append((arg.value, value))
     return out
 
@@ -29,7 +29,7 @@ def flat(args: Arguments) -> Arguments:
     """Tensors inside list/tuple arguments count as operands (`torch.cat([x, h])`)."""
     out: Arguments = []
     for expr, value in args:
-        if value.kind is Kind.SEQ and (value.elem is not None or value.items is not None):
+        if value.kind is Kind.SEQ and (F.iterated(value) is not None or value.items is not None):
             items = list(value.items) if value.items is not None else list(value.parts or (value.elem,))  # type: ignore[arg-type]
             elements = getattr(expr, "elements", None)
             if elements is not None and len(elements) == len(items):

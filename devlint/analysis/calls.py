@@ -83,7 +83,7 @@ def call_builtin(run: Evaluation, node: cst.Call, name: str) -> Value:
         if first.kind is Kind.LOADER or first.batch is not None:
             return first
         if name in ("list", "tuple", "sorted", "reversed") and first.kind is Kind.SEQ:
-            return first
+            return Value(Kind.SEQ, elem=F.UNKNOWN) if first.mapping else first  # a mapping's keys
         if name in ("list", "tuple") and first.kind is Kind.TENSOR:
             return Value(Kind.SEQ, elem=first.at(first.place))
         return F.UNKNOWN
@@ -96,8 +96,8 @@ def call_builtin(run: Evaluation, node: cst.Call, name: str) -> Value:
             return iterate(run, first, args[0][0])  # type: ignore[arg-type]
         return iterate(run, first, node) if first.kind is Kind.SEQ else F.UNKNOWN
     if name in ("sum", "max", "min", "abs", "round"):
-        if first.kind is Kind.SEQ and first.elem is not None and first.elem.kind is Kind.TENSOR:
-            return first.elem
+        if first.kind is Kind.SEQ and (elem := F.iterated(first)) is not None and elem.kind is Kind.TENSOR:
+            return elem
         return F.UNKNOWN if name != "round" else F.SCALAR
     return F.SCALAR if name in ("len", "int", "float", "bool") else F.UNKNOWN
 

@@ -285,7 +285,7 @@ def elements(run: Evaluation, items: Iterable[cst.BaseElement]) -> Arguments:
             if value.kind is Kind.SEQ and value.parts:
                 value = replace(value.elem or F.UNKNOWN, parts=value.parts, kind=Kind.SEQ)
             else:
-                value = value.elem if value.kind is Kind.SEQ and value.elem is not None else F.UNKNOWN
+                value = (F.iterated(value) or F.UNKNOWN) if value.kind is Kind.SEQ else F.UNKNOWN
         out.append((element.value, value))
     return out
 
@@ -350,7 +350,7 @@ def iterate(run: Evaluation, iterable: Value, expr: cst.BaseExpression) -> Value
             joined = F.join(joined, item)
         return joined
     if iterable.kind is Kind.SEQ:
-        return iterable.elem or F.UNKNOWN
+        return F.iterated(iterable) or F.UNKNOWN
     if iterable.kind is Kind.MODULE and iterable.cls in _MODULE_SEQUENCES:
         # `for layer in self.blocks`: a ModuleList's layers live where it lives.
         return Value(Kind.MODULE, iterable.place, iterable.origin)

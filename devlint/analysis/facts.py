@@ -117,6 +117,7 @@ class Value:
     cpu_path: Origin | None = None  # on some path it is instead this fresh CPU tensor (`loss = torch.tensor([1.0])` under an `if`)
     function: str = ""  # a torch factory held as a value (`win = torch.hann_window`): calling it calls the factory
     text: str = ""  # a string constant (`window="hann_window"`), for `getattr(torch, window)`
+    mapping: bool = False  # SEQ: a mapping whose values are `elem`; iterating it yields its keys
 
     def at(self, place: Place, origin: Origin | None = None, **changes: object) -> "Value":
         return replace(self, place=place, origin=origin or self.origin, **changes)  # type: ignore[arg-type]
@@ -169,6 +170,7 @@ def join(a: Value, b: Value) -> Value:
         parts=parts if kind is Kind.SEQ else (),
         dims=a.dims if a.dims == b.dims else None,
         cpu_path=a.cpu_path or b.cpu_path,
+        mapping=a.mapping or b.mapping,
     )
 
 
@@ -194,6 +196,11 @@ def _joined_origin(a: Value, b: Value, place: Place) -> Origin | None:
         # CPU on one path, an accelerator on the other: the move is the reason.
         return a.origin if a.place.on_accelerator else b.origin
     return None
+
+
+def iterated(value: Value) -> Value | None:
+    """What iterating a SEQ yields, where known: a mapping yields its keys, not its values."""
+    return None if value.mapping else value.elem
 
 
 def tuple_of(items: "list[Value]") -> Value:

@@ -30,7 +30,7 @@ from devlint.analysis.shapes import holds_nothing, number_parameter, size_source
 from devlint.analysis.torch_calls import device_place
 from devlint.analysis.torchapi import DATA_FACTORIES, MODULE_METHODS_RETURNING_SELF, REGISTERED_STATE_CLASSES, TENSOR_ATTRIBUTES, TENSOR_METHODS
 from devlint.analysis.torchapi.frameworks import IN_PLACE_BATCH_LIBRARIES
-from devlint.analysis.usage import tensor_parameters
+from devlint.analysis.usage import dataclass_fields, declared_value, tensor_parameters
 from devlint.names import dotted_name, imports_any, is_none
 from devlint.tree import child_nodes, descendants
 
@@ -121,6 +121,13 @@ class FunctionRun:
                 # helpers CPU tensors from opaque calls (a tokenizer's `pad`) as often as models
                 # hand them device outputs.
                 self.env[name] = replace(fact, kind=Kind.TENSOR) if fact.kind is Kind.UNKNOWN else fact
+            elif fact is not None and default.kind is Kind.SEQ and fact.kind is not Kind.SEQ:
+                # `x: Dict[str, Tensor]`, where the callers pass what the analysis does not know as a
+                # container: its tensors are where the callers' own callers put them, as for a tensor
+                # parameter; anything else the callers pass is what it is.
+                caller_placed = fact.kind is Kind.UNKNOWN and fact.place.kind is PlaceKind.FOLLOWS and not fact.weak
+                declared = declared_value(param.annotation.annotation, self.solver.names, fact.place) if caller_placed and param.annotation else None
+                self.env[name] = declared or fact
             elif fact is not None and (fact.kind is not Kind.UNKNOWN or default.kind is Kind.UNKNOWN):
                 self.env[name] = fact
             else:
@@ -133,6 +140,9 @@ class FunctionRun:
         if func.cls is not None and func.self_param is not None and func.name != "__init__":
             for attr, value in self.solver.read("self_attrs", func.cls.key, {}).items():
                 self.env.setdefault(f"{func.self_param}.{attr}", value)
+            if not func.cls.is_module and not func.cls.maybe_module and not _decorated(func, "classmethod"):
+                for attr, value in dataclass_fields(func.cls, self.solver.names).items():
+                    self.env.setdefault(f"{func.self_param}.{attr}", value)
             if func.cls.is_module:
                 # Parameters and layers a builder method registers move with the module too.
                 for attr, tensor in registered_attributes(func.cls, self.qualify).items():
@@ -171,11 +181,18 @@ class FunctionRun:
         if forward:
             # Working code calls a module with inputs on the module's device.
             return Value(Kind.TENSOR, INPUT_DEVICE, in_module=cls.name)  # type: ignore[union-attr]
-        kind = Kind.TENSOR if name in tensor_parameters(func, self.solver.program, self.solver.names) else Kind.UNKNOWN
+        place = Place(PlaceKind.FOLLOWS, name)
+        if name in tensor_parameters(func, self.solver.program, self.solver.names):
+            return Value(Kind.TENSOR, place)
+        if param.annotation is not None:
+            # `x: Dict[str, Tensor]`: its tensors are the caller's, where the caller put them.
+            declared = declared_value(param.annotation.annotation, self.solver.names, place)
+            if declared is not None and declared.kind is Kind.SEQ:
+                return declared
         # A name given as the default (`window="hann_window"`) holds where no call in the file
         # passes the parameter; a call that does gives its own value instead (start()).
         text = string_value(param.default) if param.default is not None else None
-        return Value(kind, Place(PlaceKind.FOLLOWS, name), text=text if text is not None and text.isidentifier() else "")
+        return Value(Kind.UNKNOWN, place, text=text if text is not None and text.isidentifier() else "")
 
     def finish(self) -> None:
         func = self.func
@@ -263,8 +280,10 @@ class FunctionRun:
             return list(value.items) if len(value.items) == count else [F.UNKNOWN] * count
         if value.kind is Kind.TENSOR:
             return [value] * count  # torch.meshgrid(...), torch.max(x, 0): tuples of tensors
-        if value.batch is not None or value.kind is Kind.SEQ and value.elem is not None:
-            element = replace(value, part=True) if value.batch is not None else value.elem
+        if value.kind is Kind.UNKNOWN and value.place.kind is PlaceKind.FOLLOWS and not value.weak:
+            return [value] * count  # `x, y = batch` reads what `batch[0]`, `batch[1]` read: the caller's
+        if value.batch is not None or value.kind is Kind.SEQ and F.iterated(value) is not None:
+            element = replace(value, part=True) if value.batch is not None else F.iterated(value)
             assert element is not None
             return [element] * count
         return [F.UNKNOWN] * count
@@ -306,7 +325,8 @@ class FunctionRun:
                 self._assign(target.target, value, small.value)
         elif type(small) is cst.AnnAssign:
             if small.value is not None:
-                self._assign(small.target, self.eval(small.value), small.value)
+                value = self._declared(small.annotation.annotation, small.value, self.eval(small.value))
+                self._assign(small.target, value, small.value)
         elif type(small) is cst.AugAssign:
             left = self.eval(small.target)
             right = self.eval(small.value)
@@ -330,6 +350,22 @@ class FunctionRun:
         elif type(small) is cst.Del:
             return True
         return True
+
+    def _declared(self, annotation: cst.BaseExpression, source: cst.BaseExpression, value: Value) -> Value:
+        """`q: torch.LongTensor = batch.query_vec`: what the code declares a tensor, reached from a
+        parameter (its attribute, item, or `.get()`), is one the caller built, on the caller's
+        device as the parameter is. What the analysis places otherwise keeps its place."""
+        if value.kind is not Kind.UNKNOWN or value.weak or value.place.kind not in (PlaceKind.FOLLOWS, PlaceKind.UNKNOWN):
+            return value
+        place = value.place
+        if place.kind is PlaceKind.UNKNOWN:
+            root = _reached_from(source)
+            held = self.lookup(root) if root is not None else None
+            if held is None or held.kind is not Kind.UNKNOWN or held.weak or held.place.kind is not PlaceKind.FOLLOWS:
+                return value
+            place = held.place
+        declared = declared_value(annotation, self.solver.names, place)
+        return declared if declared is not None else value
 
     def _assign(self, target: cst.BaseExpression, value: Value, source: cst.CSTNode | None, unpacked: bool = False) -> None:
         if isinstance(target, (cst.Tuple, cst.List)) and not any(isinstance(el, cst.StarredElement) for el in target.elements):
@@ -356,6 +392,9 @@ class FunctionRun:
             name = dotted_name(target.value)
             if name is not None and container.batch is not None:
                 self.env[name] = replace(container, batch=None, place=F.UNKNOWN_PLACE)
+            elif name is not None and container.kind is Kind.SEQ and container.elem is not None and not _alike(value, container.elem):
+                # `x["mask"] = torch.ones(n)`: its elements are no longer all where they were.
+                self.env[name] = replace(container, elem=F.UNKNOWN, parts=())
             return
         if isinstance(target, cst.Attribute) and isinstance(target.value, (cst.Name, cst.Attribute)):
             base = dotted_name(target.value)
@@ -434,6 +473,10 @@ class FunctionRun:
                         if name not in self.func.shadowed:
                             self.solver.note_global_move(name, moved.place, expr, self.func.name)
                 return
+            if method in ("update", "setdefault") and expr.args and (name := dotted_name(receiver_expr)) is not None:
+                container = self.lookup(name) or F.UNKNOWN
+                if container.kind is Kind.SEQ and container.elem is not None:
+                    self.env[name] = replace(container, elem=F.UNKNOWN, parts=())  # new items, placed anywhere
             if method in ("append", "extend", "add", "insert") and expr.args:
                 name = dotted_name(receiver_expr)
                 if name is not None:
@@ -730,3 +773,22 @@ def _suite(suite: cst.BaseSuite) -> list[cst.CSTNode]:
     return [suite]  # SimpleStatementSuite: `if x: y = 1`
 
 
+def _decorated(func: FunctionInfo, name: str) -> bool:
+    return any(dotted_name(d.decorator) == name for d in func.node.decorators)
+
+
+def _reached_from(expr: cst.BaseExpression) -> str | None:
+    """The name a value is read from through attributes, items and `.get()`: `batch` for
+    `batch.query_vec`, `x["k"]`, `out.get("boxes")[0]`."""
+    while True:
+        if isinstance(expr, (cst.Attribute, cst.Subscript)):
+            expr = expr.value
+        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "get":
+            expr = expr.func.value
+        else:
+            return expr.value if isinstance(expr, cst.Name) else None
+
+
+def _alike(a: Value, b: Value) -> bool:
+    """Values of one kind in one place: an element written among the others changes nothing."""
+    return a.kind is b.kind and a.place == b.place

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from devlint.analysis.facts import Value
 from devlint.analysis.imported import NO_FACTS, ImportedFacts
 from devlint.analysis.torchapi import MODULE_ONLY_MEMBERS, PARAMETER_CLASSES, is_torch_module_class
 from devlint.analysis.torchapi.frameworks import DATASET_BASES, MODULE_BASES
@@ -39,6 +40,7 @@ class ClassInfo:
     module_evidence: bool | None = None  # uses members only an nn.Module has; found on first ask
     registered: dict[str, bool] | None = None  # attributes registered as state in any method; found on first ask
     wrapped: tuple[int, ...] | None = None  # positions of `__init__` parameters kept as called attributes; found on first ask
+    init_fields: "dict[str, Value] | None" = None  # a dataclass's tensor fields, as its `__init__` gets them; found on first ask
     names: ImportTable | None = None
 
 

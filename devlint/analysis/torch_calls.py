@@ -574,9 +574,10 @@ def numpy_check(run: Evaluation, node: cst.Call, args: Arguments, via: str) -> N
     """A tensor that may be on an accelerator handed to numpy."""
     for expr, value in args:
         candidate = value
-        collection = value.kind is Kind.SEQ and value.elem is not None
+        # numpy reads what iterating a collection yields: a mapping's keys, not its values.
+        collection = value.kind is Kind.SEQ and F.iterated(value) is not None
         if collection:
-            candidate = value.elem  # type: ignore[assignment]
+            candidate = F.iterated(value)  # type: ignore[assignment]
         caller_placed = candidate.kind is Kind.TENSOR and candidate.place.kind is PlaceKind.FOLLOWS and not candidate.weak
         if caller_placed or candidate.kind in (Kind.TENSOR, Kind.UNKNOWN) and candidate.place.on_accelerator and candidate.place not in run.cpu_places:
             if candidate.kind is Kind.UNKNOWN and candidate.origin is None and not candidate.weak:

@@ -13,14 +13,33 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devlint.analysis.program import FunctionInfo, Program
+from devlint.analysis.facts import Kind, Place, PlaceKind, Value, tuple_of
+from devlint.analysis.program import ClassInfo, FunctionInfo, Program
 from devlint.analysis.torchapi import TENSOR_ONLY_MEMBERS, tensor_arguments
 from devlint.analysis.torchapi.frameworks import OTHER_TENSOR_LIBRARIES
-from devlint.names import ImportTable, imports_any
+from devlint.names import ImportTable, dotted_name, imports_any, is_none
 from devlint.tree import descendants
 
 _TENSOR_TYPES = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.LongTensor"})
 _OPTIONAL = "typing.Optional"
+_UNION = "typing.Union"
+
+# Containers whose subscript names their elements' type (`List[Tensor]`, `list[Tensor]`), and
+# mappings whose last subscript names their values' (`Dict[str, Tensor]`, `Mapping[str, Tensor]`).
+_SEQUENCES = frozenset({
+    "typing.List", "typing.Sequence", "typing.MutableSequence", "typing.Iterable", "typing.Iterator", "typing.Collection",
+    "collections.abc.Sequence", "collections.abc.MutableSequence", "collections.abc.Iterable", "collections.abc.Iterator",
+    "collections.abc.Collection", "list",
+})
+_MAPPINGS = frozenset({
+    "typing.Dict", "typing.Mapping", "typing.MutableMapping", "typing.OrderedDict", "typing.DefaultDict",
+    "collections.abc.Mapping", "collections.abc.MutableMapping", "collections.OrderedDict", "collections.defaultdict", "dict",
+})
+_TUPLES = frozenset({"typing.Tuple", "tuple"})
+_BUILTIN_GENERICS = frozenset({"list", "dict", "tuple"})
+_DATACLASS = "dataclasses.dataclass"
+_DATACLASS_FIELD = "dataclasses.field"
+_NOT_FIELDS = frozenset({"typing.ClassVar", "dataclasses.InitVar"})  # class attributes; `__init__`-only arguments
 
 
 def own_members(program: Program) -> frozenset[str]:
@@ -100,3 +119,141 @@ def _tensor_annotation(annotation: cst.BaseExpression, names: ImportTable) -> bo
         inner = annotation.slice[0].slice if len(annotation.slice) == 1 else None
         return isinstance(inner, cst.Index) and _tensor_annotation(inner.value, names)
     return names.qualify(annotation) in _TENSOR_TYPES
+
+
+def declared_value(annotation: cst.BaseExpression, names: ImportTable, place: Place) -> Value | None:
+    """What a type annotation declares a value the caller built to be: a tensor at `place`
+    (`torch.Tensor`), or a container of such tensors (`List[Tensor]`, `Dict[str, Tensor]`,
+    `tuple[Tensor, ...]`). None where it declares no tensor."""
+    if _tensor_annotation(annotation, names):
+        return Value(Kind.TENSOR, place)
+    if isinstance(annotation, cst.SimpleString):
+        try:
+            annotation = cst.parse_expression(annotation.value.strip("'\""))
+        except cst.ParserSyntaxError:
+            return None
+        return declared_value(annotation, names, place)
+    optional = _optional_of(annotation, names)
+    if optional is not None:
+        return declared_value(optional, names, place)
+    if not isinstance(annotation, cst.Subscript):
+        return None
+    generic = names.qualify(annotation.value) or _builtin(annotation.value, names)
+    arguments = [element.slice.value for element in annotation.slice if isinstance(element.slice, cst.Index)]
+    if len(arguments) != len(annotation.slice) or not arguments:
+        return None
+    if generic in _SEQUENCES and len(arguments) == 1 or generic in _TUPLES and len(arguments) == 2 and isinstance(arguments[1], cst.Ellipsis):
+        elem = declared_value(arguments[0], names, place)
+        return Value(Kind.SEQ, elem=elem) if elem is not None else None
+    if generic in _MAPPINGS and len(arguments) == 2:
+        elem = declared_value(arguments[1], names, place)
+        return Value(Kind.SEQ, elem=elem, mapping=True) if elem is not None else None
+    if generic in _TUPLES:
+        items = [declared_value(argument, names, place) for argument in arguments]
+        if all(item == items[0] for item in items):
+            # Alike: what any index yields, also one the code computes (`preds[i]`).
+            return Value(Kind.SEQ, elem=items[0]) if items[0] is not None else None
+        return tuple_of([item or Value() for item in items])
+    return None
+
+
+def _optional_of(annotation: cst.BaseExpression, names: ImportTable) -> cst.BaseExpression | None:
+    """`X` of `Optional[X]`, `Union[X, None]`, `X | None`."""
+    if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
+        if is_none(annotation.right):
+            return annotation.left
+        return annotation.right if is_none(annotation.left) else None
+    if isinstance(annotation, cst.Subscript) and names.qualify(annotation.value) in (_OPTIONAL, _UNION):
+        inner = [element.slice.value for element in annotation.slice if isinstance(element.slice, cst.Index)]
+        kept = [value for value in inner if not is_none(value)]
+        if len(inner) == len(annotation.slice) and len(kept) == 1:
+            return kept[0]
+    return None
+
+
+def _builtin(node: cst.BaseExpression, names: ImportTable) -> str | None:
+    """`list`, `dict`, `tuple` as PEP 585 generics, where the file does not rebind them."""
+    name = dotted_name(node)
+    return name if name in _BUILTIN_GENERICS and name not in names.bindings else None
+
+
+def dataclass_fields(cls: ClassInfo, names: ImportTable) -> dict[str, Value]:
+    """The tensors a `@dataclass` holds as the `__init__` it generates received them.
+
+    Its class-level annotated fields are that `__init__`'s parameters, so a field declared a
+    tensor (or a container of tensors) lives where the caller built it. A field with a default
+    other than None may hold the default, and one a method assigns may hold what it assigned:
+    both are left out.
+    """
+    if cls.init_fields is None:
+        cls.init_fields = {}
+        if _generated_init(cls, names) and "__init__" not in cls.methods:
+            assigned = _assigned_attributes(cls)
+            for stmt in _class_body(cls):
+                for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+                    if not isinstance(small, cst.AnnAssign) or not isinstance(small.target, cst.Name):
+                        continue
+                    name = small.target.value
+                    if name in assigned or not _init_parameter(small, names):
+                        continue
+                    value = declared_value(small.annotation.annotation, names, Place(PlaceKind.FOLLOWS, name))
+                    if value is not None:
+                        cls.init_fields[name] = value
+    return cls.init_fields
+
+
+def _generated_init(cls: ClassInfo, names: ImportTable) -> bool:
+    """`@dataclass` or `@dataclass(...)` without `init=False`."""
+    for decorator in cls.node.decorators:
+        node = decorator.decorator
+        call = node if isinstance(node, cst.Call) else None
+        if names.qualify(call.func if call is not None else node) != _DATACLASS:
+            continue
+        return call is None or not any(
+            arg.keyword is not None and arg.keyword.value == "init" and dotted_name(arg.value) == "False" for arg in call.args
+        )
+    return False
+
+
+def _init_parameter(field: cst.AnnAssign, names: ImportTable) -> bool:
+    """A field the generated `__init__` takes with no default but None: not a `ClassVar`,
+    an `InitVar`, nor a `field(init=False)` or `field(default_factory=...)`."""
+    annotation = field.annotation.annotation
+    if names.qualify(annotation.value if isinstance(annotation, cst.Subscript) else annotation) in _NOT_FIELDS:
+        return False
+    default = field.value
+    if default is None or is_none(default):
+        return True
+    if isinstance(default, cst.Call) and names.qualify(default.func) == _DATACLASS_FIELD:
+        for arg in default.args:
+            keyword = arg.keyword.value if arg.keyword is not None else None
+            if keyword in ("default_factory", "init") or keyword == "default" and not is_none(arg.value):
+                return False
+        return True
+    return False
+
+
+def _assigned_attributes(cls: ClassInfo) -> frozenset[str]:
+    """Attributes a method of the class sets on its instance: `self.x = ...`, `self.x += ...`,
+    `object.__setattr__(self, "x", ...)` (how a frozen dataclass's `__post_init__` sets one)."""
+    found: set[str] = set()
+    for method in cls.methods.values():
+        own = method.self_param
+        for node in descendants(method.node.body):
+            targets: list[cst.BaseExpression] = []
+            if type(node) is cst.AssignTarget:
+                targets = [node.target]  # type: ignore[attr-defined]
+            elif type(node) in (cst.AugAssign, cst.AnnAssign):
+                targets = [node.target]  # type: ignore[attr-defined]
+            elif type(node) is cst.Call and (dotted_name(node.func) or "").endswith("setattr"):  # type: ignore[attr-defined]
+                found.update(arg.value.value.strip("'\"") for arg in node.args if isinstance(arg.value, cst.SimpleString))  # type: ignore[attr-defined]
+            for target in targets:
+                for element in [target, *descendants(target)]:
+                    if type(element) is cst.Attribute and type(element.value) is cst.Name and element.value.value == own:  # type: ignore[attr-defined]
+                        found.add(element.attr.value)  # type: ignore[attr-defined]
+    return frozenset(found)
+
+
+def _class_body(cls: ClassInfo) -> list[cst.CSTNode]:
+    body = cls.node.body
+    return list(body.body) if isinstance(body, cst.IndentedBlock) else []
