@@ -18,7 +18,7 @@ import libcst as cst
 
 from devlint.analysis.torchapi import DTYPES, takes_device
 from devlint.finding import Edit, Fix
-from devlint.tree import child_nodes
+from devlint.tree import parent_table
 
 from typing import TYPE_CHECKING
 
@@ -174,27 +174,15 @@ def cuda_to_device(ctx: "FileContext", calls: Sequence[cst.Call], device: str) -
 
 
 # -- what is in scope --------------------------------------------------------------
-def _parent_table(ctx: "FileContext") -> dict[cst.CSTNode, cst.CSTNode]:
-    """Each code node's parent (whitespace and punctuation nodes are left out)."""
-    parent: dict[cst.CSTNode, cst.CSTNode] = {}
-    stack: list[cst.CSTNode] = [ctx.module]
-    while stack:
-        node = stack.pop()
-        for child in child_nodes(node):
-            parent[child] = node
-            stack.append(child)
-    return parent
-
-
-def _parents(ctx: "FileContext") -> dict[cst.CSTNode, cst.CSTNode]:
-    return ctx.shared(_parent_table)
+def _module_parents(ctx: "FileContext") -> dict[cst.CSTNode, cst.CSTNode]:
+    return parent_table(ctx.module)
 
 
 def enclosing_functions(ctx: "FileContext", node: cst.CSTNode) -> Iterator[cst.FunctionDef]:
     """The functions around a node, innermost first."""
     statement = ctx.statement_of(node)
     # The statement's own table: kept between a document's versions by the language server.
-    parents = _parents(ctx) if statement is None else ctx.statement_facts.parents(statement)
+    parents = ctx.shared(_module_parents) if statement is None else ctx.statement_facts.parents(statement)
     current = parents.get(node)
     while current is not None:
         if isinstance(current, cst.FunctionDef):

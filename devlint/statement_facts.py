@@ -21,7 +21,7 @@ from typing import Protocol
 
 import libcst as cst
 
-from devlint.tree import child_nodes, descendants
+from devlint.tree import descendants, parent_table
 
 
 @dataclass
@@ -68,14 +68,7 @@ class StatementFacts:
         """The parent of each code node below `statement` (whitespace and punctuation left out)."""
         facts = self._of(statement)
         if facts.parents is None:
-            parents: dict[cst.CSTNode, cst.CSTNode] = {}
-            stack = [statement]
-            while stack:
-                node = stack.pop()
-                for child in child_nodes(node):
-                    parents[child] = node
-                    stack.append(child)
-            facts.parents = parents
+            facts.parents = parent_table(statement)
         return facts.parents
 
     def generated(self, statement: cst.CSTNode, state: GeneratingState) -> tuple[str, dict[cst.CSTNode, tuple[int, int]]]:

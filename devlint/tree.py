@@ -74,6 +74,18 @@ def child_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
                     yield item
 
 
+def parent_table(root: cst.CSTNode) -> dict[cst.CSTNode, cst.CSTNode]:
+    """Each code node's parent below `root` (whitespace and punctuation nodes are left out)."""
+    parent: dict[cst.CSTNode, cst.CSTNode] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for child in child_nodes(node):
+            parent[child] = node
+            stack.append(child)
+    return parent
+
+
 def descendants(node: cst.CSTNode, enter: Callable[[cst.CSTNode], bool] | None = None) -> Iterator[cst.CSTNode]:
     """Every node below (and including) `node`, depth first; `enter(n)` False prunes n's children."""
     # child_nodes inlined: rules and analyses walk subtrees often enough for a

@@ -746,20 +746,23 @@ def test_a_factory_held_in_a_variable_or_an_attribute() -> None:
     assert messages(source)[0].startswith("`self.win(frame_len)` creates a CPU tensor (no `device=`) that meets `output`")
 
 
-def test_a_factory_named_by_a_string_to_getattr() -> None:
-    # Coqui TTS's TorchSTFT: `self.window = getattr(torch, window)(win_length)` with
-    # `window='hann_window'` as the default, then `torch.stft(x, ..., self.window)`.
-    source = """
+# Coqui TTS's TorchSTFT: a window built in `__init__` meets `__call__`'s input in `torch.stft`.
+TORCH_STFT = """
     import torch
 
     class TorchSTFT:
         def __init__(self, n_fft, win_length, window='hann_window'):
             self.n_fft = n_fft
-            self.window = getattr(torch, window)(win_length)
+            self.window = {window}
 
         def __call__(self, x: torch.Tensor):
             return torch.stft(x, self.n_fft, window=self.window, return_complex=True)
+"""
 
+
+def test_a_factory_named_by_a_string_to_getattr() -> None:
+    # `self.window = getattr(torch, window)(win_length)` with `window='hann_window'` as the default.
+    source = TORCH_STFT.format(window="getattr(torch, window)(win_length)") + """
     def stft(x: torch.Tensor, n):
         return torch.stft(x, n, window=getattr(torch, "hamming_window")(n), return_complex=True)
     """
@@ -767,17 +770,7 @@ def test_a_factory_named_by_a_string_to_getattr() -> None:
 
 
 def test_getattr_of_a_name_the_file_does_not_know_is_not_guessed() -> None:
-    source = """
-    import torch
-
-    class TorchSTFT:
-        def __init__(self, n_fft, win_length, window='hann_window'):
-            self.n_fft = n_fft
-            self.window = getattr(torch, window)(win_length)
-
-        def __call__(self, x: torch.Tensor):
-            return torch.stft(x, self.n_fft, window=self.window, return_complex=True)
-
+    source = TORCH_STFT.format(window="getattr(torch, window)(win_length)") + """
     def build(config):
         return TorchSTFT(512, 400, window=config.window)
 
@@ -788,23 +781,10 @@ def test_getattr_of_a_name_the_file_does_not_know_is_not_guessed() -> None:
 
 
 def test_no_fix_names_a_tensor_of_another_method() -> None:
-    # Coqui TTS's TorchSTFT: the window is built in `__init__`, the input `x` arrives in `__call__`;
-    # `device=x.device` in `__init__` would be a NameError.
-    source = """
-    import torch
-
-
-    class TorchSTFT:
-        def __init__(self, n_fft, win_length):
-            self.n_fft = n_fft
-            self.window = torch.hann_window(win_length)
-
-        def __call__(self, x):
-            return torch.stft(x, self.n_fft, window=self.window, return_complex=True)
-    """
-    found = [f for f in lint(source, Settings()) if f.code == "DL303"]
-    assert [(f.start.line, f.fix) for f in found] == [(7, None)]
-    assert found[0].message.endswith("at line 10: move it there where they meet, with `.to(x.device)`")
+    # `device=x.device` in `__init__` would be a NameError: `x` is `__call__`'s.
+    found = [f for f in lint(TORCH_STFT.format(window="torch.hann_window(win_length)"), Settings()) if f.code == "DL303"]
+    assert [(f.start.line, f.fix) for f in found] == [(6, None)]
+    assert found[0].message.endswith("at line 9: move it there where they meet, with `.to(x.device)`")
 
 
 # -- tensors the code declares, reached from a parameter -------------------------------------

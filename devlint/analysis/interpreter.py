@@ -140,7 +140,7 @@ class FunctionRun:
         if func.cls is not None and func.self_param is not None and func.name != "__init__":
             for attr, value in self.solver.read("self_attrs", func.cls.key, {}).items():
                 self.env.setdefault(f"{func.self_param}.{attr}", value)
-            if not func.cls.is_module and not func.cls.maybe_module and not _decorated(func, "classmethod"):
+            if not func.cls.is_module and not func.cls.maybe_module and not func.decorated("classmethod"):
                 for attr, value in dataclass_fields(func.cls, self.solver.names).items():
                     self.env.setdefault(f"{func.self_param}.{attr}", value)
             if func.cls.is_module:
@@ -771,10 +771,6 @@ def _suite(suite: cst.BaseSuite) -> list[cst.CSTNode]:
     if isinstance(suite, cst.IndentedBlock):
         return list(suite.body)
     return [suite]  # SimpleStatementSuite: `if x: y = 1`
-
-
-def _decorated(func: FunctionInfo, name: str) -> bool:
-    return any(dotted_name(d.decorator) == name for d in func.node.decorators)
 
 
 def _reached_from(expr: cst.BaseExpression) -> str | None:

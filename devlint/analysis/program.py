@@ -60,6 +60,10 @@ class FunctionInfo:
     def name(self) -> str:
         return self.node.name.value
 
+    def decorated(self, name: str) -> bool:
+        """`@staticmethod`, `@classmethod`: by the decorator's dotted name."""
+        return decorated_with(self.node, name)
+
     @property
     def self_param(self) -> str | None:
         if self.cls is None or self.is_static or not self.params:
@@ -122,7 +126,7 @@ class Program:
                 key_parts = [cls_info.name] if cls_info is not None and parent is None else []
                 prefix = f"{parent.key}.<locals>." if parent is not None else ""
                 key = prefix + ".".join([*key_parts, stmt.name.value])
-                is_static = any(dotted_name(d.decorator) == "staticmethod" for d in stmt.decorators)
+                is_static = decorated_with(stmt, "staticmethod")
                 info = FunctionInfo(key, stmt, cls_info if parent is None else None, parent, params, self._bindings(stmt), is_static)
                 info.star_params = (_param_name(stmt.params.star_arg), _param_name(stmt.params.star_kwarg))
                 self.functions.append(info)
@@ -168,6 +172,10 @@ class Program:
                     changed = True
 
 
+def decorated_with(node: cst.FunctionDef, name: str) -> bool:
+    return any(dotted_name(d.decorator) == name for d in node.decorators)
+
+
 def uses_module_members(info: ClassInfo) -> bool:
     if info.module_evidence is None:
         info.module_evidence = shows_module_members(info.node, info.names)
@@ -182,7 +190,7 @@ def shows_module_members(node: cst.ClassDef, names: ImportTable | None) -> bool:
     defined = {method.name.value for method in methods}
     for method in methods:
         params = [*method.params.posonly_params, *method.params.params]
-        if not params or any(dotted_name(d.decorator) == "staticmethod" for d in method.decorators):
+        if not params or decorated_with(method, "staticmethod"):
             continue
         own = params[0].name.value
         for inner in descendants(method.body):

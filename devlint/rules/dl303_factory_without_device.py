@@ -65,16 +65,18 @@ class FactoryWithoutDevice(Rule):
         other = code(module, conflict.device.expr)
         place = conflict.device.value.place
         source = next(iter(size_sources(factory)), None)
-        if source is None and place.kind is PlaceKind.FOLLOWS and other == place.name and _a_parameter_around(self.ctx, factory, other):
-            source = other  # a parameter of the factory's own function: in scope where the factory is
-        elsewhere = False  # what it meets is not in scope where it is created
+        # What it meets may be a name of another function (`__call__`'s input, a window built in `__init__`).
+        together = next(enclosing_functions(self.ctx, factory), None) is next(enclosing_functions(self.ctx, conflict.node), None)
+        if source is None and place.kind is PlaceKind.FOLLOWS and other == place.name and together:
+            source = other  # the function's own parameter: in scope where the factory is
+        elsewhere = False  # the name it meets is not in scope where it is created
         if source is not None:
             target = f"{source}.device"
         elif place.kind is PlaceKind.DEVICE and not place.name.startswith("<") and place.name:
             target = device_expression(place)
         elif other.isidentifier():
             target = f"{other}.device"
-            elsewhere = next(enclosing_functions(self.ctx, factory), None) is not next(enclosing_functions(self.ctx, conflict.node), None)
+            elsewhere = not together
         else:
             target = None
         qualified = self.ctx.qualify(factory.func) if isinstance(factory, cst.Call) else None
@@ -93,17 +95,6 @@ class FactoryWithoutDevice(Rule):
             _fix(self.ctx, factory, source),
             related=[*cited(conflict.device), (conflict.node, f"meets `{other}`")],
         )
-
-
-def _a_parameter_around(ctx, node: cst.CSTNode, name: str) -> bool:  # noqa: ANN001 - FileContext
-    """`name` is a parameter of the function holding `node` (a tensor met in another method, such
-    as `__call__`'s input for a window built in `__init__`, is not in scope there)."""
-    function = next(enclosing_functions(ctx, node), None)
-    return function is not None and any(param.name.value == name for param in _all_params(function.params))
-
-
-def _all_params(params: cst.Parameters) -> list[cst.Param]:
-    return [*params.posonly_params, *params.params, *params.kwonly_params]
 
 
 def _fix(ctx, factory: cst.CSTNode, source: str | None) -> Fix | None:  # noqa: ANN001 - FileContext
