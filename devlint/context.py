@@ -100,7 +100,7 @@ class FileContext:
     def devices(self) -> "DeviceAnalysis":
         from devlint.analysis.dataflow import DeviceAnalysis
 
-        return DeviceAnalysis(self.module, self.names, self.settings, self.local_bindings, self.imported)
+        return DeviceAnalysis(self.module, self.names, self.settings, self.local_bindings, self.imported, exports=self.place.summarise)
 
     def summary(self) -> "ModuleSummary":
         """What this file tells the files that import it (after its device analysis)."""

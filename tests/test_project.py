@@ -168,3 +168,41 @@ def test_a_helper_of_another_file_returns_on_its_arguments_device(tmp_path: Path
     assert [line.split(" ", 2)[1] for line in lines] == ["DL303"]
     assert lines[0].startswith(f"{tmp_path / 'pq' / 'gmsd.py'}:8:24: DL303 [*] `torch.ones(channels, 1, 2, 2)` creates a CPU tensor")
     assert "meets `x` on `x`'s device, which the caller chooses at line 8" in lines[0]
+
+
+def test_a_helper_called_in_its_own_file_tells_other_files_what_it_returns_for_any_caller(tmp_path: Path) -> None:
+    # hifi-gan's meldataset.py: `mel_spectrogram(y, ...)` builds its filters with `.to(y.device)`; its own
+    # file calls it from the Dataset with CPU audio, train.py with the generator's output on the device.
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "spec.py").write_text(
+        "import torch\n\n\ndef spectrogram(y):\n    return torch.ones(4, 4).to(y.device) @ y\n\n\n"
+        "class SpecDataset(torch.utils.data.Dataset):\n    def __getitem__(self, i):\n"
+        "        return spectrogram(torch.FloatTensor([1.0, 2.0, 3.0, 4.0]))\n"
+    )
+    (tmp_path / "train.py").write_text(
+        "import torch\n\nfrom spec import spectrogram\n\n"
+        'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
+        "y = torch.randn(4).to(device)\nloss = torch.nn.functional.l1_loss(y, spectrogram(y))\n"
+        "cpu = torch.nn.functional.l1_loss(y, spectrogram(torch.randn(4)))\n"
+    )
+    lines = run("--quiet", str(tmp_path)).splitlines()
+    # The result follows the argument at each call: a CPU argument still gives a CPU result.
+    assert [line.split(" ", 2)[:2] for line in lines] == [[f"{tmp_path / 'train.py'}:8:50:", "DL303"]]
+
+
+def test_a_place_a_helper_gave_for_this_files_calls_is_not_told_to_other_files(tmp_path: Path) -> None:
+    # hifi-gan's `mel_spectrogram` ends with `spectral_normalize_torch(spec)`, a helper only it calls:
+    # summarised from the Dataset's CPU calls, that helper says "CPU", which holds for no other caller.
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "spec.py").write_text(
+        "import torch\n\n\ndef normalize(s):\n    return torch.log(torch.clamp(s, min=1e-5))\n\n\n"
+        "def spectrogram(y):\n    return normalize(torch.ones(4, 4).to(y.device) @ y)\n\n\n"
+        "class SpecDataset(torch.utils.data.Dataset):\n    def __getitem__(self, i):\n"
+        "        return spectrogram(torch.FloatTensor([1.0, 2.0, 3.0, 4.0]))\n"
+    )
+    (tmp_path / "train.py").write_text(
+        "import torch\n\nfrom spec import spectrogram\n\n"
+        'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
+        "y = torch.randn(4).to(device)\nloss = torch.nn.functional.l1_loss(y, spectrogram(y))\n"
+    )
+    assert run("--quiet", str(tmp_path)) == ""

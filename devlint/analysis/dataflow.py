@@ -28,7 +28,7 @@ from devlint.analysis.facts import CPU, Kind, Origin, Place, PlaceKind, Value, c
 from devlint.analysis.environment import Env
 from devlint.analysis.interpreter import FunctionRun, function_body
 from devlint.analysis.imported import NO_FACTS, ImportedFacts
-from devlint.analysis.program import ClassInfo, Program
+from devlint.analysis.program import ClassInfo, FunctionInfo, Program
 from devlint.analysis.naming import NameSettings
 from devlint.names import BindingsCache, ImportTable
 
@@ -45,8 +45,10 @@ class DeviceAnalysis:
         settings: NameSettings,
         bindings: BindingsCache | None = None,
         imported: ImportedFacts = NO_FACTS,
+        exports: bool = False,
     ) -> None:
         self.module = module
+        self.exports = exports  # the file's summary is wanted: `returns` must hold for any caller
         self.names = names
         self.settings = settings
         self.bindings = bindings or BindingsCache()
@@ -169,9 +171,9 @@ class Solver:
         self._memos = {}  # they hold this solver's methods: a cycle that would keep the tree alive
         self.analysis.classes = list(self.program.by_key.values())
         self.analysis.returns = {
-            name: (tuple(p.name.value for p in func.params), self.summaries.get(func.key, F.UNKNOWN))
+            name: (tuple(p.name.value for p in func.params), self._exported_return(func))
             for name, func in self.program.top_level.items()
-        }
+        } if self.analysis.exports else {}
         self.analysis.variables = dict(self.globals)
         for info in self.program.by_key.values():
             if info.is_module:
@@ -183,6 +185,36 @@ class Solver:
         self.analysis.numpy = [e for e in events if isinstance(e, NumpyOnDevice)]
         self.analysis.split_returns = [e for e in events if isinstance(e, SplitReturn)]
         self.analysis.cpu_arguments = [e for e in events if isinstance(e, CpuArgumentOnDevice)]
+
+    def _exported_return(self, func: FunctionInfo) -> Value:
+        """What `func` returns to a caller in another file. Its summary joins what the calls of its
+        own file pass (a Dataset handing it CPU tensors); another file's call passes its own
+        arguments, so a function called here is run once more as the callers left it: its
+        parameters on the devices a caller chooses. The helpers it calls were summarised for
+        this file's calls too: a place one of them gave it is not known for another caller."""
+        summary = self.summaries.get(func.key, F.UNKNOWN)
+        if "<calls>" not in self.param_facts.get(func.key, {}):
+            return summary
+        saved = (self.recording, self.default_place, self.param_facts, self._fresh, self._next_summaries, self._next_params,
+                 self._next_attrs, self._next_envs, self._next_moves, self._events)
+        self.recording = False
+        self.param_facts = {key: facts for key, facts in self.param_facts.items() if key != func.key}
+        self._fresh, self._next_summaries, self._next_params, self._next_attrs, self._next_envs = {}, {}, {}, {}, {}
+        self._next_moves, self._events = {}, {}
+        try:
+            self._begin()
+            run = FunctionRun(self, func)
+            run.start()
+            run.exec_block(function_body(func.node))
+            run.finish()
+            value = self._next_summaries.get(func.key, F.UNKNOWN)
+            helpers = [name for table, name in self._reads if table == "summaries" and "<calls>" in self.param_facts.get(name, {})]
+            if helpers and value.place.kind is not PlaceKind.FOLLOWS:
+                return F.UNKNOWN
+            return value
+        finally:
+            (self.recording, self.default_place, self.param_facts, self._fresh, self._next_summaries, self._next_params,
+             self._next_attrs, self._next_envs, self._next_moves, self._events) = saved
 
     def _top_level(self) -> dict[str, Value]:
         """The module body's variables as it leaves them (before moves made in functions)."""
