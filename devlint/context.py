@@ -64,7 +64,7 @@ class FileContext:
         self.settings = settings
         self.statement_facts = statement_facts if statement_facts is not None else StatementFacts()
         self.names = ImportTable.of(module, place.module_name, place.is_package)
-        self.local_bindings = BindingsCache(walrus=":=" in text)
+        self.local_bindings = BindingsCache(walrus=":=" in text, facts=self.statement_facts)
         # Functions being walked; their local names are computed only when a rule asks.
         self._scopes: list[cst.FunctionDef | cst.Lambda] = []
         self._pending: list[_Pending] = []
@@ -100,7 +100,9 @@ class FileContext:
     def devices(self) -> "DeviceAnalysis":
         from devlint.analysis.dataflow import DeviceAnalysis
 
-        return DeviceAnalysis(self.module, self.names, self.settings, self.local_bindings, self.imported, exports=self.place.summarise)
+        return DeviceAnalysis(
+            self.module, self.names, self.settings, self.local_bindings, self.imported, exports=self.place.summarise, facts=self.statement_facts
+        )
 
     def summary(self) -> "ModuleSummary":
         """What this file tells the files that import it (after its device analysis)."""

@@ -37,6 +37,7 @@ from devlint.rule import Rule
 from devlint.rules import ENGINE_CODES, all_infos, all_rules
 from devlint.source import (
     MAX_PARSED_TOKENS,
+    PythonVerdict,
     SourceText,
     UnreadableSource,
     count_tokens,
@@ -155,11 +156,14 @@ def analyse_text(
     parse: Callable[[str], cst.Module] = parse_module,
     place: FilePlace = NOWHERE_IN_PARTICULAR,
     statement_facts: StatementFacts | None = None,
+    verdict_of: Callable[[str], PythonVerdict] = python_verdict,
 ) -> tuple[list[Finding], ModuleSummary | None]:
     """Findings (no suppression applied), and the file's summary when `place` asks for it.
 
     `statement_facts`: what earlier versions of the same document taught about the
-    statements `parse` reused (the language server's); a fresh table otherwise."""
+    statements `parse` reused (the language server's); a fresh table otherwise.
+    `verdict_of`: CPython's verdict on the text; the language server's compiles only
+    what an edit changed."""
     text = source.text
     nothing = ModuleSummary(path) if place.summarise else None  # a file with nothing to tell
     active = [rule for rule in rule_types if any(needle in text for needle in rule.needles)]
@@ -171,7 +175,7 @@ def analyse_text(
         # More tokens than libcst may parse even were every data table elided: refused
         # before CPython builds its syntax tree, which would take as much memory again.
         refusal = too_many_tokens(tokens.total)
-    verdict = python_verdict(text) if refusal is None else None
+    verdict = verdict_of(text) if refusal is None else None
     if verdict is not None and verdict.too_deep is not None:
         refusal = verdict.too_deep
     if refusal is not None:
@@ -242,6 +246,7 @@ def check_bytes(
     place: FilePlace = NOWHERE_IN_PARTICULAR,
     parse: Callable[[str], cst.Module] = parse_module,
     statement_facts: StatementFacts | None = None,
+    verdict_of: Callable[[str], PythonVerdict] = python_verdict,
 ) -> FileResult:
     if enabled is None or rule_types is None:
         enabled, rule_types = selected_rules(settings)
@@ -262,7 +267,7 @@ def check_bytes(
         return result
     try:
         with _collector_paused():
-            result.findings, result.summary = analyse_text(display, source, settings, rule_types, parse, place, statement_facts)
+            result.findings, result.summary = analyse_text(display, source, settings, rule_types, parse, place, statement_facts, verdict_of)
         result.facts = place.facts.digest() if place.facts else ""
     except RecursionError:
         result.findings = [_input_error(display, "too deeply nested to analyse")]

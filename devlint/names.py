@@ -13,6 +13,7 @@ from collections.abc import Iterable
 import libcst as cst
 
 from devlint.project.layout import absolute_import
+from devlint.statement_facts import StatementFacts
 
 
 def dotted_name(node: cst.BaseExpression) -> str | None:
@@ -55,6 +56,7 @@ class ImportTable(cst.CSTVisitor):
         self.bindings: dict[str, str] = {}
         self.module_name = module_name  # the file's own dotted name, for relative imports
         self.is_package = is_package
+        self._fingerprint: tuple[object, ...] | None = None
 
     @classmethod
     def of(cls, module: cst.Module, module_name: str | None = None, is_package: bool = False) -> "ImportTable":
@@ -89,6 +91,13 @@ class ImportTable(cst.CSTVisitor):
                 local = alias.asname.name.value
             self.bindings[local] = f"{base}.{name}"
         return False
+
+    @property
+    def fingerprint(self) -> tuple[object, ...]:
+        """Equal for two tables that qualify every name alike (two versions of one file)."""
+        if self._fingerprint is None:
+            self._fingerprint = (self.module_name, self.is_package, tuple(sorted(self.bindings.items())))
+        return self._fingerprint
 
     def qualify(self, node: cst.BaseExpression, shadowed: Iterable[str] = ()) -> str | None:
         """The qualified name of an imported Name/Attribute chain, or None.
@@ -207,16 +216,12 @@ class LocalBindings:
 
 class BindingsCache:
     """Each function's local bindings, computed once per file: the engine's walk and the
-    device analysis both ask. Per file, so no tree outlives its file in a worker."""
+    device analysis both ask. Kept in the file's `StatementFacts`, so that no tree outlives
+    its file in a worker and the language server computes them once per function version."""
 
-    def __init__(self, walrus: bool = True) -> None:
-        self._by_id: dict[int, tuple[cst.CSTNode, frozenset[str]]] = {}
+    def __init__(self, walrus: bool = True, facts: StatementFacts | None = None) -> None:
+        self._facts = facts if facts is not None else StatementFacts()
         self._walrus = walrus  # False: the file has no `:=`
 
     def __call__(self, func: cst.FunctionDef | cst.Lambda) -> frozenset[str]:
-        hit = self._by_id.get(id(func))
-        if hit is not None and hit[0] is func:
-            return hit[1]
-        names = LocalBindings.of(func, self._walrus)
-        self._by_id[id(func)] = (func, names)
-        return names
+        return self._facts.remember(func, "bindings", self._walrus, lambda: LocalBindings.of(func, self._walrus))

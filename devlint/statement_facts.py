@@ -1,4 +1,5 @@
-"""Facts about one top-level statement that depend on nothing but the statement itself.
+"""Facts about one top-level statement that depend on nothing but the statement itself,
+and facts about any node below one that depend on nothing but the node and a stated context.
 
 libcst nodes are immutable, so which nodes a statement holds, each one's
 parent, and where code generation puts each node relative to the statement's
@@ -11,17 +12,21 @@ for a statement seen the first time.
 
 The table holds each statement it describes, so every node below one stays
 alive and the `id()`s recorded for it cannot be taken by another object.
+`remember` keeps the node it describes for the same reason.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import libcst as cst
 
 from devlint.tree import descendants, parent_table
+
+T = TypeVar("T")
+_Remembered = tuple[cst.CSTNode, Hashable, object]  # the node, the context it was computed in, the fact
 
 
 @dataclass
@@ -52,6 +57,10 @@ class StatementFacts:
 
     def __init__(self) -> None:
         self._facts: dict[int, _Facts] = {}
+        # Two generations: what this version asked, and what the one before did. A fact no
+        # version asks twice running is about a node the document no longer holds.
+        self._remembered: dict[tuple[int, str], _Remembered] = {}
+        self._before: dict[tuple[int, str], _Remembered] = {}
 
     def _of(self, statement: cst.CSTNode) -> _Facts:
         facts = self._facts.get(id(statement))
@@ -82,8 +91,22 @@ class StatementFacts:
             found = facts.generated[key] = _Generated("".join(state.tokens), state.spans)
         return found.text, found.spans
 
+    def remember(self, node: cst.CSTNode, what: str, context: Hashable, compute: Callable[[], T]) -> T:
+        """`compute()`, a fact called `what` about `node` that depends on nothing but the node and
+        `context` (the file's imports, say): computed again only when one of the two changes.
+        The fact must not be changed by whoever asks: the next version gets the same object."""
+        key = (id(node), what)
+        found = self._remembered.get(key) or self._before.get(key)
+        if found is not None and found[0] is node and found[1] == context:
+            self._remembered[key] = found
+            return found[2]  # type: ignore[return-value]
+        fact = compute()
+        self._remembered[key] = (node, context, fact)
+        return fact
+
     def keep_only(self, statements: Iterable[cst.CSTNode]) -> None:
         """Forget every statement but these (the current version's): the rest are gone from the document."""
         wanted = {id(statement) for statement in statements}
         for key in [key for key in self._facts if key not in wanted]:
             del self._facts[key]
+        self._before, self._remembered = self._remembered, {}

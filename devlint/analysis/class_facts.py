@@ -8,7 +8,9 @@ until something moves it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator, Mapping
+from types import MappingProxyType
+from typing import TypeVar
 
 import libcst as cst
 
@@ -25,6 +27,8 @@ from devlint.analysis.torchapi import (
 )
 from devlint.names import dotted_name, is_none
 from devlint.tree import descendants
+
+T = TypeVar("T")
 
 _TENSOR_REGISTRATIONS = frozenset({"register_buffer", "register_parameter"})
 # Calls that give a module state without a plain `self.x = ...`.
@@ -109,14 +113,23 @@ def _stateless_value(value: cst.BaseExpression, numbers: set[str], qualify: Call
 def registered_tensor_names(cls: ClassInfo) -> frozenset[str]:
     """Names the class registers with `self.register_buffer("name", ...)` or `register_parameter`."""
     if cls.buffers is None:
-        names = set()
-        for node in descendants(cls.node.body):
-            if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in _TENSOR_REGISTRATIONS and node.args:  # type: ignore[attr-defined]
-                name = string_value(node.args[0].value)  # type: ignore[attr-defined]
-                if name is not None:
-                    names.add(name)
-        cls.buffers = frozenset(names)
+        cls.buffers = _remembered(cls, "buffers", None, lambda: _registered_tensor_names(cls.node))
     return cls.buffers
+
+
+def _registered_tensor_names(node: cst.ClassDef) -> frozenset[str]:
+    names = set()
+    for inner in descendants(node.body):
+        if type(inner) is cst.Call and type(inner.func) is cst.Attribute and inner.func.attr.value in _TENSOR_REGISTRATIONS and inner.args:  # type: ignore[attr-defined]
+            name = string_value(inner.args[0].value)  # type: ignore[attr-defined]
+            if name is not None:
+                names.add(name)
+    return frozenset(names)
+
+
+def _remembered(cls: ClassInfo, what: str, context: Hashable, compute: Callable[[], T]) -> T:
+    """A fact read from the class's code alone (and `context`): computed once per version of the class."""
+    return cls.facts.remember(cls.node, what, context, compute) if cls.facts is not None else compute()
 
 
 def building_methods(cls: ClassInfo) -> frozenset[str]:
@@ -146,32 +159,38 @@ def _self_calls(method: FunctionInfo) -> Iterator[str]:
             yield node.func.attr.value  # type: ignore[attr-defined]
 
 
-def registered_attributes(cls: ClassInfo, qualify: Callable[[cst.BaseExpression], str | None]) -> dict[str, bool]:
+def registered_attributes(cls: ClassInfo) -> Mapping[str, bool]:
     """Attributes any method gives the module as registered state, whatever method sets them
     (`self.w = nn.Parameter(...)`, `self.fc = nn.Linear(...)` in a `_build()`): True for a tensor
     (parameter or buffer), False for a submodule. They move with the module."""
     if cls.registered is None:
-        found: dict[str, bool] = {name: True for name in registered_tensor_names(cls)}
-        for method in cls.methods.values():
-            own = method.self_param
-            if own is None:
-                continue
-            for node in descendants(method.node.body):
-                if type(node) is not cst.Assign or type(node.value) is not cst.Call:  # type: ignore[attr-defined]
-                    continue
-                callee = qualify(node.value.func) or ""  # type: ignore[attr-defined]
-                leaf = callee.rsplit(".", 1)[-1]
-                if callee in REGISTERED_STATE_CLASSES:
-                    tensor = True
-                elif callee.startswith("torch.nn.") and leaf[:1].isupper() and not nn_owns_no_state(leaf, node.value):  # type: ignore[attr-defined]
-                    tensor = False
-                else:
-                    continue
-                for target in node.targets:  # type: ignore[attr-defined]
-                    if type(target.target) is cst.Attribute and dotted_name(target.target.value) == own:
-                        found.setdefault(target.target.attr.value, tensor)
-        cls.registered = found
+        names = cls.names
+        cls.registered = _remembered(cls, "registered", names.fingerprint if names is not None else None, lambda: _registered_attributes(cls))
     return cls.registered
+
+
+def _registered_attributes(cls: ClassInfo) -> Mapping[str, bool]:
+    found: dict[str, bool] = {name: True for name in registered_tensor_names(cls)}
+    for method in cls.methods.values():
+        own = method.self_param
+        if own is None:
+            continue
+        for node in descendants(method.node.body):
+            if type(node) is not cst.Assign or type(node.value) is not cst.Call:  # type: ignore[attr-defined]
+                continue
+            # Each method's calls are read in its own scope: a local name hides an import there.
+            callee = (cls.names.qualify(node.value.func, method.shadowed) if cls.names is not None else None) or ""  # type: ignore[attr-defined]
+            leaf = callee.rsplit(".", 1)[-1]
+            if callee in REGISTERED_STATE_CLASSES:
+                tensor = True
+            elif callee.startswith("torch.nn.") and leaf[:1].isupper() and not nn_owns_no_state(leaf, node.value):  # type: ignore[attr-defined]
+                tensor = False
+            else:
+                continue
+            for target in node.targets:  # type: ignore[attr-defined]
+                if type(target.target) is cst.Attribute and dotted_name(target.target.value) == own:
+                    found.setdefault(target.target.attr.value, tensor)
+    return MappingProxyType(found)
 
 
 def wrapped_parameters(cls: ClassInfo) -> tuple[int, ...]:

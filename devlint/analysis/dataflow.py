@@ -31,6 +31,7 @@ from devlint.analysis.imported import NO_FACTS, ImportedFacts
 from devlint.analysis.program import ClassInfo, FunctionInfo, Program
 from devlint.analysis.naming import NameSettings
 from devlint.names import BindingsCache, ImportTable
+from devlint.statement_facts import StatementFacts
 
 _ROUNDS = 3  # at most _ROUNDS + 1 rounds; most files settle after two
 
@@ -46,12 +47,14 @@ class DeviceAnalysis:
         bindings: BindingsCache | None = None,
         imported: ImportedFacts = NO_FACTS,
         exports: bool = False,
+        facts: StatementFacts | None = None,
     ) -> None:
         self.module = module
         self.exports = exports  # the file's summary is wanted: `returns` must hold for any caller
         self.names = names
         self.settings = settings
         self.bindings = bindings or BindingsCache()
+        self.facts = facts if facts is not None else StatementFacts()  # what earlier versions of the document found
         self.imported = imported
         self._done = False
         self.conflicts: list[Conflict] = []
@@ -98,7 +101,7 @@ class Solver:
         self.module = analysis.module
         self.names = analysis.names
         self.settings = analysis.settings
-        self.program = Program.of(analysis.module, analysis.names, analysis.bindings, analysis.imported)
+        self.program = Program.of(analysis.module, analysis.names, analysis.bindings, analysis.imported, analysis.facts)
         self.imported = analysis.imported
         self.recording = False
         self.default_place: Place = CPU

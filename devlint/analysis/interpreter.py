@@ -145,7 +145,7 @@ class FunctionRun:
                     self.env.setdefault(f"{func.self_param}.{attr}", value)
             if func.cls.is_module:
                 # Parameters and layers a builder method registers move with the module too.
-                for attr, tensor in registered_attributes(func.cls, self.qualify).items():
+                for attr, tensor in registered_attributes(func.cls).items():
                     self.env.setdefault(f"{func.self_param}.{attr}", Value(Kind.TENSOR if tensor else Kind.MODULE, MODULE_DEVICE))
 
     def _star_element(self, func: FunctionInfo, name: str) -> Value:

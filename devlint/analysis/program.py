@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import builtins
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -14,6 +14,7 @@ from devlint.analysis.imported import NO_FACTS, ImportedFacts
 from devlint.analysis.torchapi import MODULE_ONLY_MEMBERS, PARAMETER_CLASSES, is_torch_module_class
 from devlint.analysis.torchapi.frameworks import DATASET_BASES, MODULE_BASES
 from devlint.names import ImportTable, LocalBindings, dotted_name
+from devlint.statement_facts import StatementFacts
 from devlint.tree import descendants
 
 
@@ -38,10 +39,11 @@ class ClassInfo:
     buffers: frozenset[str] | None = None  # names given to `register_buffer`, found on first ask
     building_methods: frozenset[str] | None = None  # `__init__` and what only it calls, found on first ask
     module_evidence: bool | None = None  # uses members only an nn.Module has; found on first ask
-    registered: dict[str, bool] | None = None  # attributes registered as state in any method; found on first ask
+    registered: Mapping[str, bool] | None = None  # attributes registered as state in any method; found on first ask
     wrapped: tuple[int, ...] | None = None  # positions of `__init__` parameters kept as called attributes; found on first ask
     init_fields: "dict[str, Value] | None" = None  # a dataclass's tensor fields, as its `__init__` gets them; found on first ask
     names: ImportTable | None = None
+    facts: StatementFacts | None = None  # the document's, for facts about the class's own code
 
 
 @dataclass
@@ -78,6 +80,7 @@ class Program:
     top_level: dict[str, FunctionInfo]  # module-level functions by name
     by_key: dict[str, ClassInfo] = field(default_factory=dict)  # every class, under its unique key
     own_members: frozenset[str] | None = None  # names the file's classes define; found on first ask
+    facts: StatementFacts = field(default_factory=StatementFacts)  # what earlier versions of the document found
 
     @classmethod
     def of(
@@ -86,8 +89,9 @@ class Program:
         names: ImportTable,
         bindings: Callable[[cst.FunctionDef], frozenset[str]] = LocalBindings.of,
         imported: ImportedFacts = NO_FACTS,
+        facts: StatementFacts | None = None,
     ) -> "Program":
-        program = cls({}, [], {})
+        program = cls({}, [], {}, facts=facts if facts is not None else StatementFacts())
         program._bindings = bindings
         program._collect(module.body, None, None, names)
         program._resolve_module_classes(imported)
@@ -117,6 +121,7 @@ class Program:
                 info = ClassInfo(stmt.name.value, stmt, [dotted_name(arg.value) or "" for arg in stmt.bases])
                 info.bases = [names.qualify(arg.value) or (dotted_name(arg.value) or "") for arg in stmt.bases]
                 info.names = names
+                info.facts = self.facts
                 info.key = info.name if info.name not in self.by_key else f"{info.name}@{len(self.by_key)}"
                 self.by_key[info.key] = info
                 self.classes.setdefault(info.name, info)

@@ -47,14 +47,19 @@ def own_members(program: Program) -> frozenset[str]:
     if program.own_members is None:
         names: set[str] = set()
         for info in program.by_key.values():
-            names.update(info.methods)
-            for node in descendants(info.node.body):
-                if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == "self":  # type: ignore[attr-defined]
-                    names.add(node.attr.value)  # type: ignore[attr-defined]
-                elif type(node) is cst.AssignTarget and type(node.target) is cst.Name:  # type: ignore[attr-defined]
-                    names.add(node.target.value)  # type: ignore[attr-defined]
+            names.update(program.facts.remember(info.node, "members", None, lambda: _class_members(info)))
         program.own_members = frozenset(names)
     return program.own_members
+
+
+def _class_members(info: ClassInfo) -> frozenset[str]:
+    names = set(info.methods)
+    for node in descendants(info.node.body):
+        if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == "self":  # type: ignore[attr-defined]
+            names.add(node.attr.value)  # type: ignore[attr-defined]
+        elif type(node) is cst.AssignTarget and type(node.target) is cst.Name:  # type: ignore[attr-defined]
+            names.add(node.target.value)  # type: ignore[attr-defined]
+    return frozenset(names)
 
 
 def imports_other_tensors(names: ImportTable) -> bool:
@@ -66,19 +71,24 @@ def tensor_parameters(func: FunctionInfo, program: Program, names: ImportTable) 
     """The parameters the function's annotations or its body show to be tensors (in a file that
     imports TensorFlow, the members they use show nothing: its tensors have them too)."""
     if func.tensor_params is None:
-        params = {p.name.value for p in func.params}
-        found = {p.name.value for p in func.params if p.annotation is not None and _tensor_annotation(p.annotation.annotation, names)}
         excluded = TENSOR_ONLY_MEMBERS if imports_other_tensors(names) else own_members(program)
-        for node in descendants(func.node.body, enter=lambda n: type(n) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            if type(node) is cst.Attribute and type(node.value) is cst.Name:  # type: ignore[attr-defined]
-                name = node.value.value  # type: ignore[attr-defined]
-                member = node.attr.value  # type: ignore[attr-defined]
-                if name in params and member in TENSOR_ONLY_MEMBERS and member not in excluded:
-                    found.add(name)
-            elif type(node) is cst.Call:
-                found.update(_passed_as_tensors(node, params, names, excluded))  # type: ignore[arg-type]
-        func.tensor_params = frozenset(found)
+        context = (names.fingerprint, excluded)
+        func.tensor_params = program.facts.remember(func.node, "tensor parameters", context, lambda: _tensor_parameters(func, names, excluded))
     return func.tensor_params
+
+
+def _tensor_parameters(func: FunctionInfo, names: ImportTable, excluded: frozenset[str]) -> frozenset[str]:
+    params = {p.name.value for p in func.params}
+    found = {p.name.value for p in func.params if p.annotation is not None and _tensor_annotation(p.annotation.annotation, names)}
+    for node in descendants(func.node.body, enter=lambda n: type(n) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if type(node) is cst.Attribute and type(node.value) is cst.Name:  # type: ignore[attr-defined]
+            name = node.value.value  # type: ignore[attr-defined]
+            member = node.attr.value  # type: ignore[attr-defined]
+            if name in params and member in TENSOR_ONLY_MEMBERS and member not in excluded:
+                found.add(name)
+        elif type(node) is cst.Call:
+            found.update(_passed_as_tensors(node, params, names, excluded))  # type: ignore[arg-type]
+    return frozenset(found)
 
 
 def _passed_as_tensors(call: cst.Call, params: set[str], names: ImportTable, excluded: frozenset[str]) -> set[str]:

@@ -23,6 +23,7 @@ from devlint.engine import check_bytes
 from devlint.finding import Finding, Position
 from devlint.fixer import FixFailed, fix_text
 from devlint.server.incremental import IncrementalParser
+from devlint.server.incremental_verdict import IncrementalVerdict
 from devlint.server.jobs import Job, Outcome, encode, read_message
 from devlint.server.project import NoProjectIndex, ProjectIndex
 from devlint.statement_facts import StatementFacts
@@ -52,7 +53,7 @@ def as_saved(text: str) -> bytes:
 
 class Worker:
     def __init__(self, index: ProjectIndex | None = None) -> None:
-        self._parsers: OrderedDict[str, tuple[IncrementalParser, StatementFacts]] = OrderedDict()
+        self._parsers: OrderedDict[str, tuple[IncrementalParser, StatementFacts, IncrementalVerdict]] = OrderedDict()
         self.index: ProjectIndex = index or NoProjectIndex()
 
     def handle(self, job: Job) -> Outcome:
@@ -61,9 +62,16 @@ class Worker:
             self.index.document_closed(job.path)
             return Outcome()
         self.index.document_changed(job.path, job.text)
-        parser, facts = self._parser(job.document)
+        parser, facts, compiler = self._parser(job.document)
         result = check_bytes(
-            as_saved(job.text), Path(job.path), job.path, job.settings, keep_source=True, parse=parser.parse, statement_facts=facts
+            as_saved(job.text),
+            Path(job.path),
+            job.path,
+            job.settings,
+            keep_source=True,
+            parse=parser.parse,
+            statement_facts=facts,
+            verdict_of=compiler.verdict,
         )
         if parser.module is not None:
             facts.keep_only(parser.module.body)
@@ -77,8 +85,8 @@ class Worker:
             return Outcome(tuple(result.findings), error=str(error))
         return Outcome(tuple(fixed.findings), fixed_text=fixed.text)
 
-    def _parser(self, document: str) -> tuple[IncrementalParser, StatementFacts]:
-        parser = self._parsers.pop(document, None) or (IncrementalParser(), StatementFacts())
+    def _parser(self, document: str) -> tuple[IncrementalParser, StatementFacts, IncrementalVerdict]:
+        parser = self._parsers.pop(document, None) or (IncrementalParser(), StatementFacts(), IncrementalVerdict())
         self._parsers[document] = parser
         while len(self._parsers) > KEPT_TREES:
             self._parsers.popitem(last=False)
