@@ -126,6 +126,12 @@ class Solver:
         self._memos: dict[int, _Memo] = {}  # by position in the run order (-1: the top level); keys repeat
         self._fresh: dict[str, dict[str, Any]] = {}
         self._inits_done = False
+        # Who called each function in the last round, and who has had its turn in this one: once
+        # every caller has, the parameter facts of this round are complete and need not wait a round.
+        self._callers: dict[str, frozenset[int]] = {}
+        self._calling: dict[str, set[int]] = {}
+        self._position = -1
+        self._turns_done: set[int] = set()
         # Keys written by exactly one run per round: `def f` twice in one file
         # (under `if`/`else`) joins two summaries, and half a join is not a fact.
         writers = Counter(f.key for f in self.program.functions)
@@ -143,12 +149,15 @@ class Solver:
             self._next_moves = {}
             self._fresh = {"summaries": self._next_summaries, "final_envs": self._next_envs, "self_attrs": self._next_attrs}
             self._inits_done = False
+            self._calling, self._turns_done, self._position = {}, set(), -1
             next_globals = Env(self._top_level())
+            self._turns_done.add(-1)
             self._apply_function_moves(next_globals)
             # The functions of this round already see what the top level just did.
             previous_globals, self.globals = self.globals, next_globals
             for position, func in enumerate(ordered):
                 self._inits_done = func.name != "__init__"
+                self._position = position
                 if not self._replayed(position):
                     self._begin()
                     run = FunctionRun(self, func)
@@ -156,13 +165,16 @@ class Solver:
                     run.exec_block(function_body(func.node))
                     run.finish()
                     self._end(position)
+                self._turns_done.add(position)
             settled = (
                 next_globals == previous_globals
                 and self._next_moves == self.moves
                 and self._next_summaries == self.summaries
                 and self._next_params == self.param_facts
                 and self._next_attrs == self.self_attrs
+                and self._read_final_parameters()
             )
+            self._callers = {key: frozenset(positions) for key, positions in self._calling.items()}
             self.dataset_attrs = self._dataset_attributes()
             self.summaries = self._next_summaries
             self.param_facts = self._next_params
@@ -172,6 +184,7 @@ class Solver:
             if settled:
                 break
         self._memos = {}  # they hold this solver's methods: a cycle that would keep the tree alive
+        self._callers = {}  # what follows runs outside the rounds
         self.analysis.classes = list(self.program.by_key.values())
         self.analysis.returns = {
             name: (tuple(p.name.value for p in func.params), self._exported_return(func))
@@ -268,6 +281,11 @@ class Solver:
         """
         if table == "default_place":
             return self.default_place
+        if table == "param_facts":
+            callers = self._callers.get(name)
+            if callers is not None and callers <= self._turns_done and name in self._next_params:
+                return dict(self._next_params[name])  # a copy: later calls of this round must not change what was read
+            return self.param_facts.get(name, _MISSING)
         current = self._fresh.get(table)
         if current is not None and name in self._single_writer and (table != "self_attrs" or self._inits_done):
             value = current.get(name, _MISSING)
@@ -278,6 +296,15 @@ class Solver:
     def _do(self, apply: Callable[..., None], *args: object) -> None:
         self._ops.append((apply, args))
         apply(*args)
+
+    def _read_final_parameters(self) -> bool:
+        """Every run of the round read the parameter facts the round ended with: none saw them
+        before a caller it did not expect had its turn."""
+        for memo in self._memos.values():
+            for (table, name), seen in memo.reads.items():
+                if table == "param_facts" and seen != self._next_params.get(name, _MISSING):
+                    return False
+        return True
 
     def _dataset_attributes(self) -> dict[str, Value]:
         """Tensors a Dataset keeps on itself, by attribute name, where no other class uses the name.
@@ -336,6 +363,7 @@ class Solver:
         self._do(self._call, key, params)
 
     def _call(self, key: str, params: dict[str, Value]) -> None:
+        self._calling.setdefault(key, set()).add(self._position)
         facts = self._next_params.setdefault(key, {})
         for name, value in params.items():
             old = facts.get(name)

@@ -92,8 +92,9 @@ class FunctionRun:
     def start(self) -> None:
         func = self.func
         assert func is not None
-        # A function without parameters reads nothing from its callers.
-        facts = self.solver.read("param_facts", func.key, {}) if func.params or any(func.star_params) else {}
+        # A function without parameters (`self` aside) reads nothing from its callers.
+        passed = func.params[1:] if func.self_param is not None else func.params
+        facts = self.solver.read("param_facts", func.key, {}) if passed or any(func.star_params) else {}
         called = "<calls>" in facts
         for index, param in enumerate(func.params):
             name = param.name.value

@@ -81,8 +81,16 @@ class IncrementalParser:
         # -1: the edit starts in the header (comments and the coding line before the first statement).
         first = bisect.bisect_right(starts, prefix) - 1
         last = bisect.bisect_right(starts, max(old_end - 1, prefix)) - 1
-        begin = first - 1  # one unchanged neighbour on each side
+        # One unchanged neighbour before the edit where it reaches a statement's leading lines (the
+        # comments and blank lines there belong to one statement or the other, depending on both),
+        # and one after it unless the next statement's leading lines are blank: a comment there may
+        # belong to the edited statement's last block. Parsing a big neighbour costs more than the edit.
+        inside = 0 < first < len(body) and prefix > starts[first] + len(_lines_code(module, body[first].leading_lines))
+        begin = first if inside else first - 1
         end = last + 1
+        if end < len(body) and all(line.comment is None for line in body[end].leading_lines):
+            end = last  # the piece ends where the next statement's blank lines start
+        with_tail = end > last
         at_start = begin < 0  # the piece starts the file: its header is the file's
         if at_start:
             begin = 0
@@ -93,8 +101,10 @@ class IncrementalParser:
             piece = self._parse(new[chunk_start:chunk_end])
         except cst.ParserSyntaxError:
             return None
-        if len(piece.body) < 2 or not piece.has_trailing_newline or piece.default_newline != module.default_newline:
+        if len(piece.body) < (2 if with_tail else 1) or not piece.has_trailing_newline or piece.default_newline != module.default_newline:
             return None
+        if not with_tail and not to_eof and piece.footer:
+            return None  # lines the file gives the last block went to the piece's end
         # libcst keeps a block's indentation only where it differs from the file's default,
         # which the first indented block sets: the piece must agree with the file on it.
         first_block = self._first_block_index()
@@ -125,6 +135,8 @@ class IncrementalParser:
         tail = piece.body[-1]
         if to_eof:
             new_footer, trailing_newline = piece.footer, piece.has_trailing_newline
+        elif not with_tail:
+            new_footer, trailing_newline = module.footer, module.has_trailing_newline
         else:
             # Alone, the piece ends at end of file, where trailing comments may go to the
             # module's footer; in the file they belong to the unchanged statement's block.
@@ -137,7 +149,8 @@ class IncrementalParser:
             tail = kept.with_changes(leading_lines=tail.leading_lines)
             lengths[-1] += footer
             new_footer, trailing_newline = module.footer, module.has_trailing_newline
-        statements = [*body[:begin], head, *middle, tail, *body[end + 1 :]]
+        edited = [head, *middle, tail] if len(piece.body) > 1 else [head]
+        statements = [*body[:begin], *edited, *body[end + 1 :]]
         spliced = module.with_changes(
             header=new_header,
             body=statements,
