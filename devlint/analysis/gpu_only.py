@@ -3,8 +3,10 @@
 Some code cannot run without a GPU whatever it is told: Triton kernels and
 their launchers, and multi-GPU scripts that start an NCCL process group
 (NCCL has no CPU backend; a script meant to run anywhere chooses
-`"nccl" if torch.cuda.is_available() else "gloo"`). Naming CUDA there is no
-portability bug, and the hardcoded-device rules stay silent on it.
+`"nccl" if torch.cuda.is_available() else "gloo"`), also when the file passes the
+backend through a name it can only set to "nccl" (`args.dist_backend = "nccl"`, a
+parameter or command-line default no call of the file overrides). Naming CUDA there is
+no portability bug, and the hardcoded-device rules stay silent on it.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Collection, Iterable
 
 from devlint.analysis.guards import string_value
 from devlint.analysis.imported import NO_FACTS, ImportedFacts
+from devlint.analysis.only_string import OnlyString
 from devlint.names import ImportTable, imports_any
 from devlint.tree import descendants
 
@@ -35,13 +38,30 @@ def gpu_only_by_construction(module: cst.Module, text: str, names: ImportTable, 
         return True
     if "nccl" not in text:
         return False  # most files: no need to look at every call
+    values: OnlyString | None = None
     for node in descendants(module):
         if type(node) is not cst.Call:
             continue
         qualified = names.qualify(node.func)  # type: ignore[attr-defined]
-        if qualified in _PROCESS_GROUP and any(string_value(arg.value) == "nccl" for arg in node.args):  # type: ignore[attr-defined]
+        if qualified not in _PROCESS_GROUP:
+            continue
+        if any(string_value(arg.value) == "nccl" for arg in node.args):  # type: ignore[attr-defined]
             return True
+        backend = _backend(node)  # type: ignore[arg-type]
+        if backend is not None:
+            values = values or OnlyString(module)
+            if values.holds_only(backend, node, "nccl"):
+                return True
     return False
+
+
+def _backend(call: cst.Call) -> cst.BaseExpression | None:
+    """`init_process_group(backend, ...)`'s first parameter, by name or position."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "backend":
+            return arg.value
+    first = call.args[0] if call.args else None
+    return first.value if first is not None and first.keyword is None and not first.star else None
 
 
 def _imports_unconditionally(module: cst.Module, names: ImportTable, targets: Collection[str]) -> bool:
