@@ -31,10 +31,13 @@ def imports_gpu_only_library(targets: Iterable[str]) -> bool:
 
 def gpu_only_by_construction(module: cst.Module, text: str, names: ImportTable, imported: ImportedFacts = NO_FACTS) -> bool:
     """Also GPU-only: a file that imports, unconditionally, from a project file that is (the
-    tests and benchmarks of a Triton kernel library)."""
+    tests and benchmarks of a Triton kernel library), and one that calls a project function
+    that starts NCCL on every run (analysis/nccl_start.py)."""
     if imports_gpu_only_library(names.bindings.values()):
         return True
     if imported.gpu_only and _imports_unconditionally(module, names, imported.gpu_only.keys()):
+        return True
+    if imported.nccl and _calls_an_nccl_starter(module, names, imported.nccl):
         return True
     if "nccl" not in text:
         return False  # most files: no need to look at every call
@@ -52,6 +55,23 @@ def gpu_only_by_construction(module: cst.Module, text: str, names: ImportTable, 
             values = values or OnlyString(module)
             if values.holds_only(backend, node, "nccl"):
                 return True
+    return False
+
+
+def _calls_an_nccl_starter(module: cst.Module, names: ImportTable, starters: dict[str, tuple[str, int]]) -> bool:
+    """A call of a project function that starts NCCL (dinov2's `setup(args)`), passing no
+    backend of its own where the function takes one (Depth-Anything-V2's `setup_distributed(port=...)`)."""
+    for node in descendants(module):
+        if type(node) is not cst.Call:
+            continue
+        parameter = starters.get(names.qualify(node.func) or "")  # type: ignore[attr-defined]
+        if parameter is None:
+            continue
+        name, index = parameter
+        args = node.args  # type: ignore[attr-defined]
+        positional = sum(1 for arg in args if arg.keyword is None and not arg.star)
+        if not name or not (any(arg.star or arg.keyword is not None and arg.keyword.value == name for arg in args) or 0 <= index < positional):
+            return True
     return False
 
 
