@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ast
 import sys
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 
 _PROCESS_GROUP = "torch.distributed.init_process_group"
@@ -52,17 +52,12 @@ def nccl_facts(tree: ast.Module | None, bindings: dict[str, str]) -> tuple[dict[
     local_calls: dict[str, list[Call]] = {}
     for name, function in functions.items():
         own = list(_unconditional_calls(function))
-        started = _starts_itself(function, own, bindings)
+        started = _starts_itself(function, bindings)
         if started is not None:
             starts[name] = started
             continue
         local_calls[name] = [call for call in own if call.name in functions]
-        kept = tuple(
-            Call(LOCAL + call.name, call.positional, call.keywords, call.starred) if call.name in functions else Call(qualified, call.positional, call.keywords, call.starred)
-            for call in own
-            if call.name in functions
-            or (qualified := _qualified(call.name, bindings)) is not None and qualified.split(".", 1)[0] not in _NOT_PROJECT
-        )
+        kept = tuple(filter(None, (_kept(call, functions, bindings) for call in own)))
         if kept:
             calls[name] = kept
     changed = True
@@ -74,6 +69,17 @@ def nccl_facts(tree: ast.Module | None, bindings: dict[str, str]) -> tuple[dict[
                 calls.pop(name, None)
                 changed = True
     return starts, calls
+
+
+def _kept(call: Call, functions: Collection[str], bindings: dict[str, str]) -> Call | None:
+    """The call as the summary keeps it: a function of the file, or an imported name that may
+    be the project's (not torch's, not the standard library's)."""
+    if call.name in functions:
+        return Call(LOCAL + call.name, call.positional, call.keywords, call.starred)
+    qualified = _qualified(call.name, bindings)
+    if qualified is None or qualified.split(".", 1)[0] in _NOT_PROJECT:
+        return None
+    return Call(qualified, call.positional, call.keywords, call.starred)
 
 
 def _unconditional_calls(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[Call]:
@@ -110,7 +116,7 @@ def _own_nodes(node: ast.AST) -> Iterator[ast.AST]:
         yield from _own_nodes(child)
 
 
-def _starts_itself(function: ast.FunctionDef | ast.AsyncFunctionDef, calls: list[Call], bindings: dict[str, str]) -> tuple[str, int] | None:
+def _starts_itself(function: ast.FunctionDef | ast.AsyncFunctionDef, bindings: dict[str, str]) -> tuple[str, int] | None:
     """`init_process_group("nccl")` among the unconditional statements, or with a backend
     parameter of the function that defaults to "nccl" and that the body never rebinds."""
     for statement in function.body:

@@ -61,7 +61,10 @@ class ModuleSummary:
             {name: PlaceFact(**v) for name, v in data["variables"].items()},
             dict(data["imports"]),
             {name: (p[0], p[1]) for name, p in data.get("nccl_starts", {}).items()},
-            {name: tuple(Call(c["name"], c["positional"], tuple(c["keywords"]), c["starred"]) for c in calls) for name, calls in data.get("nccl_calls", {}).items()},
+            {
+                name: tuple(Call(c["name"], c["positional"], tuple(c["keywords"]), c["starred"]) for c in calls)
+                for name, calls in data.get("nccl_calls", {}).items()
+            },
         )
 
 
