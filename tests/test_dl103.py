@@ -347,3 +347,98 @@ def test_a_switch_rechecked_in_its_function_and_a_loop_over_the_gpus_are_guards(
         return mems
     """
     assert [(f.code, f.start.line) for f in lint(source)] == [("DL103", 11), ("DL103", 20)]
+
+
+def test_a_backend_the_file_can_only_set_to_nccl_makes_it_gpu_only() -> None:
+    # DETR/DeiT/MAE `init_distributed_mode`: the backend goes through an attribute set just before.
+    attribute = """
+    import os
+    import torch
+
+
+    def init_distributed_mode(args):
+        if 'RANK' in os.environ and 'WORLD_SIZE' in os.environ:
+            args.gpu = int(os.environ['LOCAL_RANK'])
+        else:
+            args.distributed = False
+            return
+        torch.cuda.set_device(args.gpu)
+        args.dist_backend = 'nccl'
+        torch.distributed.init_process_group(backend=args.dist_backend, init_method=args.dist_url)
+    """
+    # Depth-Anything-V2's `setup_distributed`: a parameter default no call of the file overrides.
+    default = """
+    import torch
+    import torch.distributed as dist
+
+
+    def setup_distributed(backend="nccl", port=None):
+        num_gpus = torch.cuda.device_count()
+        rank = 0
+        torch.cuda.set_device(rank % num_gpus)
+        dist.init_process_group(backend=backend, rank=rank)
+        return rank
+    """
+    # MoCo's launchers: a command-line default.
+    option = """
+    import argparse
+    import torch
+    import torch.distributed as dist
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--dist-backend", default="nccl", type=str, help="distributed backend")
+    args = parser.parse_args()
+    dist.init_process_group(backend=args.dist_backend, init_method="env://")
+    torch.cuda.synchronize()
+    """
+    assert positions(attribute, DL103) == []
+    assert positions(default, DL103) == []
+    assert positions(option, DL103) == []
+
+
+def test_a_backend_the_file_may_set_otherwise_keeps_the_findings() -> None:
+    # EDM's `dist.init()`: gloo on Windows.
+    conditional = """
+    import os
+    import torch
+
+    def init():
+        backend = 'gloo' if os.name == 'nt' else 'nccl'
+        torch.distributed.init_process_group(backend=backend, init_method='env://')
+        torch.cuda.set_device(0)
+    """
+    overridden = """
+    import torch
+    import torch.distributed as dist
+
+    def setup(backend="nccl"):
+        dist.init_process_group(backend=backend)
+        torch.cuda.synchronize()
+
+    setup("gloo")
+    """
+    # Set to "nccl" only on one path: the object may arrive with any backend.
+    maybe = """
+    import torch
+
+    def init(args):
+        if args.dist_backend is None:
+            args.dist_backend = "nccl"
+        torch.distributed.init_process_group(backend=args.dist_backend)
+        torch.cuda.synchronize()
+    """
+    choices = """
+    import argparse
+    import torch
+    import torch.distributed as dist
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--dist-backend", default="nccl", choices=["nccl", "gloo"])
+    args = parser.parse_args()
+    dist.init_process_group(backend=args.dist_backend)
+    torch.cuda.synchronize()
+    """
+    assert positions(conditional, DL103) == [("DL103", 7, 5)]
+    assert positions(overridden, DL103) == [("DL103", 6, 5)]
+    assert positions(maybe, DL103) == [("DL103", 7, 5)]
+    assert positions(choices, DL103) == [("DL103", 9, 1)]

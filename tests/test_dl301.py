@@ -1422,3 +1422,44 @@ def test_a_module_wrapping_a_model_it_is_given_is_where_that_model_is() -> None:
 
 def test_a_module_wrapping_a_model_built_on_the_cpu_is_on_the_cpu() -> None:
     assert findings(WRAPPER.format(model="torch.nn.Linear(4, 4)")) == [("DL301", 16, 12)]
+
+
+# stylegan2-pytorch's ppl.py/projector.py: LPIPS places its own network by the flag it is given.
+FLAG_FROM_THE_DEVICE = """
+import torch
+import torch.nn as nn
+
+
+class Inner:
+    def initialize(self, use_gpu=True):
+        self.net = nn.Linear(4, 4)
+        if use_gpu:
+            self.net.to(0)
+
+
+class PerceptualLoss(nn.Module):
+    def __init__(self, model="net-lin", use_gpu=True):
+        super().__init__()
+        self.model = Inner()
+        self.model.initialize(use_gpu=use_gpu)
+
+    def forward(self, a):
+        return self.model.net(a)
+
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+x = torch.zeros(2, 4).to(device)
+percept = PerceptualLoss(model="net-lin", use_gpu=device.startswith("cuda"))
+loss = percept(x)
+"""
+
+
+def test_a_module_given_a_flag_computed_from_the_device_is_of_unknown_place() -> None:
+    assert findings(FLAG_FROM_THE_DEVICE) == []
+    # Built with nothing read from the device, it is on the CPU.
+    unflagged = FLAG_FROM_THE_DEVICE.replace('use_gpu=device.startswith("cuda")', "use_gpu=False")
+    assert findings(unflagged) == [("DL301", 25, 8)]
+    assert messages(unflagged) == [
+        "`percept(x)` mixes devices: `percept` is on the CPU (built by `PerceptualLoss(...)` on the CPU, line 24), but `x` "
+        "is on `device` (moved by `.to()`, line 23); put both on one device (`.to(device)`, or create it with `device=device`)"
+    ]

@@ -132,6 +132,41 @@ def test_a_file_importing_a_triton_kernel_of_the_project_is_gpu_only(tmp_path: P
     ]
 
 
+def test_a_file_calling_a_project_function_that_starts_nccl_is_gpu_only(tmp_path: Path) -> None:
+    # dinov2: eval/linear.py -> eval/setup.py's `setup_and_build_model` -> utils/config.py's `setup`
+    # -> `default_setup` -> distributed/__init__.py's `enable()`: `init_process_group(backend="nccl")`.
+    # Depth-Anything-V2: train.py calls util/dist_helper.py's `setup_distributed(port=...)`, whose
+    # backend defaults to "nccl".
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "distributed.py").write_text(
+        "import torch\nimport torch.distributed as dist\n\n\ndef enable(*, overwrite=False):\n"
+        "    if overwrite:\n        raise RuntimeError('enabled')\n    dist.init_process_group(backend='nccl')\n    dist.barrier()\n\n\n"
+        "def maybe_enable(flag):\n    if not flag:\n        return\n    dist.init_process_group(backend='nccl')\n\n\n"
+        "def setup_distributed(backend='nccl', port=None):\n    dist.init_process_group(backend=backend)\n    return 0, 1\n"
+    )
+    (tmp_path / "pkg" / "config.py").write_text(
+        "import os\nimport pkg.distributed as distributed\n\n\ndef default_setup(args):\n    distributed.enable(overwrite=True)\n\n\n"
+        "def setup(args):\n    os.makedirs(args.output_dir, exist_ok=True)\n    default_setup(args)\n    return args\n"
+    )
+    (tmp_path / "pkg" / "setup.py").write_text(
+        "import torch\nfrom pkg.config import setup\n\n\ndef setup_and_build_model(args):\n    config = setup(args)\n"
+        "    return torch.nn.Linear(2, 2), config\n"
+    )
+    main = "\n\ndef main(args):\n    model = {call}\n    x = torch.ones(2).cuda()\n    return model(x)\n"
+    (tmp_path / "linear.py").write_text("import torch\nfrom pkg.setup import setup_and_build_model\n" + main.format(call="setup_and_build_model(args)"))
+    (tmp_path / "train.py").write_text("import torch\nfrom pkg.distributed import setup_distributed\n" + main.format(call="setup_distributed(port=1)"))
+    # Not on every run, or with a backend of the caller's: the findings stay.
+    (tmp_path / "maybe.py").write_text("import torch\nfrom pkg.distributed import maybe_enable\n" + main.format(call="maybe_enable(args)"))
+    (tmp_path / "gloo.py").write_text("import torch\nfrom pkg.distributed import setup_distributed\n" + main.format(call="setup_distributed('gloo')"))
+    lines = run("--quiet", "--select", "DL101", str(tmp_path)).splitlines()
+    assert [line.split(" ", 2)[:2] for line in lines] == [
+        [f"{tmp_path / 'gloo.py'}:7:9:", "DL101"],
+        [f"{tmp_path / 'maybe.py'}:7:9:", "DL101"],
+    ]
+
+
 @pytest.mark.parametrize("given", ["model", "torch.nn.Linear(4, 4)"])
 def test_a_wrapper_module_of_another_file_is_where_the_model_it_is_given_is(tmp_path: Path, given: str) -> None:
     # dinov2: eval/utils.py's `ModelWithIntermediateLayers(feature_model, ...)` keeps the backbone,

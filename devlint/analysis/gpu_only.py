@@ -3,8 +3,10 @@
 Some code cannot run without a GPU whatever it is told: Triton kernels and
 their launchers, and multi-GPU scripts that start an NCCL process group
 (NCCL has no CPU backend; a script meant to run anywhere chooses
-`"nccl" if torch.cuda.is_available() else "gloo"`). Naming CUDA there is no
-portability bug, and the hardcoded-device rules stay silent on it.
+`"nccl" if torch.cuda.is_available() else "gloo"`), also when the file passes the
+backend through a name it can only set to "nccl" (`args.dist_backend = "nccl"`, a
+parameter or command-line default no call of the file overrides). Naming CUDA there is
+no portability bug, and the hardcoded-device rules stay silent on it.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Collection, Iterable
 
 from devlint.analysis.guards import string_value
 from devlint.analysis.imported import NO_FACTS, ImportedFacts
+from devlint.analysis.only_string import OnlyString
 from devlint.names import ImportTable, imports_any
 from devlint.tree import descendants
 
@@ -28,20 +31,57 @@ def imports_gpu_only_library(targets: Iterable[str]) -> bool:
 
 def gpu_only_by_construction(module: cst.Module, text: str, names: ImportTable, imported: ImportedFacts = NO_FACTS) -> bool:
     """Also GPU-only: a file that imports, unconditionally, from a project file that is (the
-    tests and benchmarks of a Triton kernel library)."""
+    tests and benchmarks of a Triton kernel library), and one that calls a project function
+    that starts NCCL on every run (analysis/nccl_start.py)."""
     if imports_gpu_only_library(names.bindings.values()):
         return True
     if imported.gpu_only and _imports_unconditionally(module, names, imported.gpu_only.keys()):
         return True
+    if imported.nccl and _calls_an_nccl_starter(module, names, imported.nccl):
+        return True
     if "nccl" not in text:
         return False  # most files: no need to look at every call
+    values: OnlyString | None = None
     for node in descendants(module):
         if type(node) is not cst.Call:
             continue
         qualified = names.qualify(node.func)  # type: ignore[attr-defined]
-        if qualified in _PROCESS_GROUP and any(string_value(arg.value) == "nccl" for arg in node.args):  # type: ignore[attr-defined]
+        if qualified not in _PROCESS_GROUP:
+            continue
+        if any(string_value(arg.value) == "nccl" for arg in node.args):  # type: ignore[attr-defined]
+            return True
+        backend = _backend(node)  # type: ignore[arg-type]
+        if backend is not None:
+            values = values or OnlyString(module)
+            if values.holds_only(backend, node, "nccl"):
+                return True
+    return False
+
+
+def _calls_an_nccl_starter(module: cst.Module, names: ImportTable, starters: dict[str, tuple[str, int]]) -> bool:
+    """A call of a project function that starts NCCL (dinov2's `setup(args)`), passing no
+    backend of its own where the function takes one (Depth-Anything-V2's `setup_distributed(port=...)`)."""
+    for node in descendants(module):
+        if type(node) is not cst.Call:
+            continue
+        parameter = starters.get(names.qualify(node.func) or "")  # type: ignore[attr-defined]
+        if parameter is None:
+            continue
+        name, index = parameter
+        args = node.args  # type: ignore[attr-defined]
+        positional = sum(1 for arg in args if arg.keyword is None and not arg.star)
+        if not name or not (any(arg.star or arg.keyword is not None and arg.keyword.value == name for arg in args) or 0 <= index < positional):
             return True
     return False
+
+
+def _backend(call: cst.Call) -> cst.BaseExpression | None:
+    """`init_process_group(backend, ...)`'s first parameter, by name or position."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "backend":
+            return arg.value
+    first = call.args[0] if call.args else None
+    return first.value if first is not None and first.keyword is None and not first.star else None
 
 
 def _imports_unconditionally(module: cst.Module, names: ImportTable, targets: Collection[str]) -> bool:

@@ -42,9 +42,12 @@ class ImportedFacts:
     variables: dict[str, ImportedVariable] = field(default_factory=dict)
     # Names imported from a file that is GPU-only by construction (its Triton kernels), with where.
     gpu_only: dict[str, str] = field(default_factory=dict)
+    # Functions of other files that start an NCCL process group: the backend parameter a call
+    # may pass instead ("", -1: none), by qualified name.
+    nccl: dict[str, tuple[str, int]] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
-        return bool(self.classes or self.functions or self.variables or self.gpu_only)
+        return bool(self.classes or self.functions or self.variables or self.gpu_only or self.nccl)
 
     def digest(self) -> str:
         """Changes exactly when what the file sees of the project changes (the cache's key)."""

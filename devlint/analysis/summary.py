@@ -14,6 +14,7 @@ import json
 from dataclasses import asdict, dataclass, field
 
 from devlint.analysis.facts import Kind, PlaceFact, PlaceKind, Value
+from devlint.analysis.nccl_start import Call, nccl_facts
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,10 @@ class ModuleSummary:
     functions: dict[str, FunctionFacts] = field(default_factory=dict)
     variables: dict[str, PlaceFact] = field(default_factory=dict)  # module-level devices, tensor types
     imports: dict[str, str] = field(default_factory=dict)  # local name -> qualified: re-exports
+    # Functions that start an NCCL process group, with the backend parameter a caller may pass
+    # instead ("", -1: none), and the other functions' unconditional calls of imported names.
+    nccl_starts: dict[str, tuple[str, int]] = field(default_factory=dict)
+    nccl_calls: dict[str, tuple[Call, ...]] = field(default_factory=dict)
 
     def digest(self) -> str:
         return hashlib.blake2b(json.dumps(asdict(self), sort_keys=True).encode(), digest_size=16).hexdigest()
@@ -55,6 +60,11 @@ class ModuleSummary:
             {name: FunctionFacts(tuple(f["params"]), PlaceFact(**f["returns"]), f["line"]) for name, f in data["functions"].items()},
             {name: PlaceFact(**v) for name, v in data["variables"].items()},
             dict(data["imports"]),
+            {name: (p[0], p[1]) for name, p in data.get("nccl_starts", {}).items()},
+            {
+                name: tuple(Call(c["name"], c["positional"], tuple(c["keywords"]), c["starred"]) for c in calls)
+                for name, calls in data.get("nccl_calls", {}).items()
+            },
         )
 
 
@@ -69,6 +79,7 @@ def summarise(
     """The summary of a file the device analysis has run on; `classes` are (name, bases, module,
     dataset, stateless, wrapped constructor arguments), the first class of each name."""
     lines = _definition_lines(tree)
+    starts, calls = nccl_facts(tree, imports)
     return ModuleSummary(
         path,
         {
@@ -82,6 +93,8 @@ def summarise(
         },
         {name: PlaceFact.of(value) for name, value in variables.items() if value.kind in (Kind.DEVICE, Kind.TENSOR_TYPE) and value.place.known},
         dict(imports),
+        starts,
+        calls,
     )
 
 
@@ -121,7 +134,8 @@ def summarise_imports(path: str, tree: ast.Module, module_name: str | None, is_p
         if isinstance(node, ast.ClassDef) and node.name not in classes:
             bases = tuple(_qualified_base(base, bindings) for base in node.bases)
             classes[node.name] = ClassFacts(bases, False, False, False, node.lineno)
-    return ModuleSummary(path, classes, {}, {}, bindings)
+    starts, calls = nccl_facts(tree, bindings)
+    return ModuleSummary(path, classes, {}, {}, bindings, starts, calls)
 
 
 def _qualified_base(node: ast.expr, bindings: dict[str, str]) -> str:

@@ -304,11 +304,30 @@ def typed_tensor(run: Evaluation, node: cst.Call, place: Place) -> Value:
 
 
 def may_pass_device(run: Evaluation, node: cst.Call, args: Arguments) -> bool:
-    """A constructor given a device (`Net(cfg, device)`, `dev=...`) or keywords we cannot see (`**cfg`)."""
+    """A constructor given a device (`Net(cfg, device)`, `dev=...`), a value computed from one
+    (`use_gpu=device.startswith("cuda")`), or keywords we cannot see (`**cfg`)."""
     if keywords_unpacked(node) or any(value.kind is Kind.DEVICE for _, value in args):
         return True
     settings = run.solver.settings
-    return any(arg.keyword is not None and is_device_name(arg.keyword.value, settings) and not _none(arg.value) for arg in node.args)
+    if any(arg.keyword is not None and is_device_name(arg.keyword.value, settings) and not _none(arg.value) for arg in node.args):
+        return True
+    return any(value.kind not in (Kind.TENSOR, Kind.MODULE) and _computed_from_a_device(run, expr) for expr, value in args)
+
+
+def _computed_from_a_device(run: Evaluation, expr: cst.CSTNode) -> bool:
+    """An argument that reads the chosen device: a flag such as `device.startswith("cuda")` or
+    `device.type == "cuda"` tells the constructor where to put its state, which it then does
+    itself (LPIPS's `PerceptualLoss(use_gpu=...)` moves its network to the GPU; torchreid's
+    models, built with `use_gpu=device.startswith("cuda")`, move their tensors with `.cuda()`)."""
+    settings = run.solver.settings
+    for part in descendants(expr):
+        if type(part) is cst.Name:
+            value = run.lookup(part.value)  # type: ignore[attr-defined]
+            if value is not None and value.kind is Kind.DEVICE:
+                return True
+        elif type(part) is cst.Attribute and is_device_name(part.attr.value, settings):  # type: ignore[attr-defined]
+            return True
+    return False
 
 
 def _none(expr: cst.BaseExpression) -> bool:

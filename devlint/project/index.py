@@ -15,6 +15,7 @@ from pathlib import Path
 
 from devlint.analysis.imported import ImportedClass, ImportedFacts, ImportedFunction, ImportedVariable
 from devlint.analysis.gpu_only import imports_gpu_only_library
+from devlint.analysis.nccl_start import LOCAL
 from devlint.analysis.summary import ModuleSummary
 from devlint.analysis.torchapi import is_torch_module_class
 from devlint.analysis.torchapi.frameworks import DATASET_BASES, MODULE_BASES
@@ -28,6 +29,7 @@ class ProjectIndex:
         self._summaries = dict(summaries)  # by resolved path
         self._load = load  # a summary for a project file the run does not check (from the cache or a check)
         self._module_memo: dict[tuple[Path, str], bool] = {}
+        self._nccl_memo: dict[tuple[Path, str], tuple[str, int] | None] = {}
 
     def summary(self, path: Path) -> ModuleSummary | None:
         path = real(path)
@@ -53,9 +55,43 @@ class ProjectIndex:
                 # A module: `import pkg.utils as U`, then `U.make_mask(...)`.
                 for name in (*summary.classes, *summary.functions, *summary.variables):
                     self._add(facts, f"{qualified}.{name}", where, summary, name)
+                for name in (*summary.nccl_starts, *summary.nccl_calls):
+                    self._add_nccl(facts, f"{qualified}.{name}", where, name)
             else:
                 self._add(facts, qualified, where, summary, member)
+                self._add_nccl(facts, qualified, where, member)
         return facts
+
+    def _add_nccl(self, facts: ImportedFacts, qualified: str, where: Path, name: str) -> None:
+        parameter = self._starts_nccl(where, name, 0)
+        if parameter is not None:
+            facts.nccl[qualified] = parameter
+
+    def _starts_nccl(self, path: Path, name: str, hops: int) -> tuple[str, int] | None:
+        """Does function `name` of the file at `path` start an NCCL process group, itself or
+        through the unconditional calls of its body, file to file (analysis/nccl_start.py)?"""
+        key = (path, name)
+        if key in self._nccl_memo:
+            return self._nccl_memo[key]
+        self._nccl_memo[key] = None  # a cycle of calls starts nothing
+        summary = self.summary(path)
+        found: tuple[str, int] | None = None
+        if summary is not None:
+            found = summary.nccl_starts.get(name)
+            if found is None and hops < _MAX_HOPS:
+                for call in summary.nccl_calls.get(name, ()):
+                    if call.name.startswith(LOCAL):
+                        target: tuple[Path, ModuleSummary, str | None] | None = (path, summary, call.name[len(LOCAL) :])
+                    else:
+                        target = self._resolve(call.name, _roots(path.parent), 0)
+                    if target is None or target[2] is None:
+                        continue
+                    parameter = self._starts_nccl(target[0], target[2], hops + 1)
+                    if parameter is not None and not call.passes(parameter):
+                        found = ("", -1)
+                        break
+        self._nccl_memo[key] = found
+        return found
 
     def _add(self, facts: ImportedFacts, qualified: str, where: Path, summary: ModuleSummary, name: str) -> None:
         cls = summary.classes.get(name)
@@ -131,7 +167,7 @@ def significant(facts: ImportedFacts) -> bool:
     device variables, and helpers that return something on a known device or a module do, and
     so do helpers whose result follows an argument: `y = adjust(x)` is on `x`'s device, where
     the file alone knows nothing of `y`."""
-    if facts.classes or facts.variables or facts.gpu_only:
+    if facts.classes or facts.variables or facts.gpu_only or facts.nccl:
         return True
     return any(
         f.returns.known or f.returns.kind == "module" or f.returns.place == "follows" and f.returns.name in f.params
