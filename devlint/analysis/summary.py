@@ -39,7 +39,7 @@ class ModuleSummary:
     classes: dict[str, ClassFacts] = field(default_factory=dict)
     functions: dict[str, FunctionFacts] = field(default_factory=dict)
     variables: dict[str, PlaceFact] = field(default_factory=dict)  # module-level devices, tensor types
-    imports: dict[str, str] = field(default_factory=dict)  # local name -> qualified: re-exports
+    imports: dict[str, str] = field(default_factory=dict)  # local name -> qualified: re-exports (star_key: `from m import *`)
 
     def digest(self) -> str:
         return hashlib.blake2b(json.dumps(asdict(self), sort_keys=True).encode(), digest_size=16).hexdigest()
@@ -56,6 +56,16 @@ class ModuleSummary:
             {name: PlaceFact(**v) for name, v in data["variables"].items()},
             dict(data["imports"]),
         )
+
+
+def star_key(position: int) -> str:
+    """The key of the `position`-th `from m import *` among a summary's imports: no identifier."""
+    return f"*{position}"
+
+
+def star_sources(imports: dict[str, str]) -> list[str]:
+    """The modules a file star-imports, in source order."""
+    return [module for key, module in imports.items() if key.startswith("*")]
 
 
 def summarise(
@@ -103,6 +113,7 @@ def summarise_imports(path: str, tree: ast.Module, module_name: str | None, is_p
     from devlint.project.layout import absolute_import
 
     bindings: dict[str, str] = {}
+    stars: list[tuple[int, int, str]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
@@ -116,6 +127,10 @@ def summarise_imports(path: str, tree: ast.Module, module_name: str | None, is_p
                 for alias in node.names:
                     if alias.name != "*":
                         bindings[alias.asname or alias.name] = f"{base}.{alias.name}"
+                    else:
+                        stars.append((node.lineno, node.col_offset, base))
+    for position, (_, _, base) in enumerate(sorted(stars)):
+        bindings[star_key(position)] = base
     classes = {}
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name not in classes:
