@@ -107,7 +107,7 @@ class FileContext:
     def summary(self) -> "ModuleSummary":
         """What this file tells the files that import it (after its device analysis)."""
         from devlint.analysis.class_facts import wrapped_parameters
-        from devlint.analysis.summary import summarise
+        from devlint.analysis.summary import star_key, summarise
 
         analysis = self.devices.run()
         classes = [
@@ -115,7 +115,8 @@ class FileContext:
             for info in analysis.classes
             if info.key == info.name
         ]
-        return summarise(self.path, classes, analysis.returns, analysis.variables, self.names.bindings, self.python_tree)
+        imports = {**self.names.bindings, **{star_key(i): module for i, module in enumerate(self.names.stars)}}
+        return summarise(self.path, classes, analysis.returns, analysis.variables, imports, self.python_tree)
 
     @cached_property
     def gpu_only(self) -> bool:

@@ -54,6 +54,7 @@ class ImportTable(cst.CSTVisitor):
     def __init__(self, module_name: str | None = None, is_package: bool = False) -> None:
         super().__init__()
         self.bindings: dict[str, str] = {}
+        self.stars: list[str] = []  # modules imported with `from m import *`, in source order
         self.module_name = module_name  # the file's own dotted name, for relative imports
         self.is_package = is_package
         self._fingerprint: tuple[object, ...] | None = None
@@ -63,6 +64,7 @@ class ImportTable(cst.CSTVisitor):
         table = cls(module_name, is_package)
         for stmt in _import_statements(module):
             stmt.visit(table)
+        table.stars.reverse()  # met last to first
         return table
 
     def visit_Import(self, node: cst.Import) -> bool:
@@ -76,13 +78,14 @@ class ImportTable(cst.CSTVisitor):
         return False
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        if isinstance(node.names, cst.ImportStar):
-            return False
         written = _import_target(node.module) if node.module is not None else ""
         # `from .base import X` names a module of the file's own package: known only when the
         # file's place in its project is (engine.py passes it); else it stays unbound.
         base = absolute_import(written, len(node.relative), self.module_name, self.is_package)
         if not base:
+            return False
+        if isinstance(node.names, cst.ImportStar):
+            self.stars.append(base)
             return False
         for alias in node.names:
             name = _import_target(alias.name)

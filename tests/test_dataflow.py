@@ -519,3 +519,49 @@ def test_a_call_chain_four_deep_settles_within_the_rounds() -> None:
         return x + y
     """
     assert findings(source) == [("DL303", 17, 9)]
+
+
+# -- jumps out of a loop's body -------------------------------------------------------------
+def test_what_a_path_holds_at_continue_reaches_the_loop_exit() -> None:
+    # Open3D-ML's PointPillars target assignment: a sample without boxes appends CPU
+    # placeholders and `continue`s; the other samples append tensors on the anchors' device.
+    source = """
+    import torch
+
+
+    def assign(targets, anchors):
+        assigned = []
+        for target in targets:
+            if target.shape[0] == 0:
+                assigned.append(torch.zeros(0, 7))
+                continue
+            assigned.append(anchors[0].new_ones(3, 7))
+        return torch.cat(assigned, axis=0)
+
+
+    def first_empty(targets, device):
+        found = torch.ones(3, device=device)
+        for target in targets:
+            if target.shape[0] == 0:
+                found = torch.zeros(3)
+                break
+        return found + torch.ones(3, device=device)
+    """
+    assert findings(source) == [("DL303", 8, 29), ("DL303", 18, 21)]
+
+
+def test_a_raise_in_a_loop_leaves_the_function_not_the_loop() -> None:
+    source = """
+    import torch
+
+
+    def assign(targets, device):
+        assigned = []
+        for target in targets:
+            if target.shape[0] == 0:
+                assigned.append(torch.zeros(0, 7))
+                raise ValueError("empty")
+            assigned.append(torch.ones(3, 7, device=device))
+        return torch.cat(assigned, axis=0)
+    """
+    assert findings(source) == []

@@ -936,3 +936,46 @@ def test_what_the_declarations_do_not_show_to_be_the_callers_stays_unplaced() ->
             return self.t + torch.ones(3)
     """
     assert findings(source) == []
+
+
+# -- modules the code declares ---------------------------------------------------------------
+CAPTUM_LLM_ATTRIBUTION = """
+from typing import cast
+
+import torch
+from torch import nn
+
+
+class LLMAttribution:
+    def __init__(self, forward_func, tokenizer):
+        self.model = cast({declared}, forward_func)
+        self.tokenizer = tokenizer
+        self.device = next(self.model.parameters()).device
+
+    def _format_model_input(self, model_input):
+        if isinstance(model_input, str):
+            return self.tokenizer.encode(model_input, return_tensors="pt").to(self.device)
+        return model_input.to(self.device)
+
+    def _forward_func(self, inp):
+        model_inp = self._format_model_input(inp)
+        outputs = self.model.forward(model_inp, attention_mask=torch.tensor([[1] * model_inp.shape[1]]))
+        return outputs.logits
+"""
+
+
+def test_a_value_cast_to_a_module_is_called_as_one() -> None:
+    # Captum's LLMAttribution: `self.model = cast(nn.Module, self.forward_func)`; the input ids
+    # are moved to the model's device, the attention mask is built on the CPU, both go to
+    # `self.model.forward(...)`.
+    source = CAPTUM_LLM_ATTRIBUTION.format(declared="nn.Module")
+    assert findings(source) == [("DL303", 20, 64)]
+    assert messages(source) == [
+        "`torch.tensor([[1] * model_inp.shape[1]])` creates a CPU tensor (no `device=`) that meets `model_inp` on "
+        "`self.device` (moved by `.to()`, line 15) at line 20: create it with `device=model_inp.device`"
+    ]
+
+
+def test_a_cast_to_anything_else_declares_no_module() -> None:
+    assert findings(CAPTUM_LLM_ATTRIBUTION.format(declared="object")) == []
+    assert findings(CAPTUM_LLM_ATTRIBUTION.format(declared='"Callable"')) == []

@@ -241,3 +241,83 @@ def test_a_place_a_helper_gave_for_this_files_calls_is_not_told_to_other_files(t
         "y = torch.randn(4).to(device)\nloss = torch.nn.functional.l1_loss(y, spectrogram(y))\n"
     )
     assert run("--quiet", str(tmp_path)) == ""
+
+
+# doctr's recognition models: `from ..transformer import Decoder`, where the package's
+# `__init__.py` re-exports its backend's names with `from .pytorch import *`.
+_DOCTR_MASTER = """import torch
+from torch import nn
+
+from ..transformer import Decoder
+
+
+class MASTER(nn.Module):
+    def __init__(self, vocab_size: int):
+        super().__init__()
+        self.vocab_size = vocab_size
+        self.decoder = Decoder(vocab_size)
+
+    def decode(self, encoded: torch.Tensor) -> torch.Tensor:
+        b = encoded.size(0)
+        ys = torch.full((b, 10), self.vocab_size + 2, dtype=torch.long)
+        return self.decoder(ys, encoded)
+"""
+_DOCTR_DECODER = """import torch
+from torch import nn
+
+__all__ = ["Decoder"]
+
+
+class Decoder(nn.Module):
+    def __init__(self, vocab_size: int):
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size + 3, 8)
+
+    def forward(self, x, memory):
+        return self.embed(x) + memory
+"""
+_TF_DECODER = """from tensorflow.keras import layers
+
+
+class Decoder(layers.Layer):
+    pass
+"""
+
+
+@pytest.mark.parametrize(
+    "init",
+    [
+        "from .pytorch import *\n",
+        # doctr's own: the backend the run-time check chooses; the last star import binds last.
+        "from doctr.file_utils import is_tf_available, is_torch_available\n\n"
+        "if is_tf_available():\n    from .tensorflow import *\nelif is_torch_available():\n    from .pytorch import *\n",
+    ],
+)
+def test_a_class_re_exported_by_a_star_import_is_known(tmp_path: Path, init: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "pyproject.toml").write_text("")
+    package = tmp_path / "doctr"
+    for folder in (package, package / "master", package / "transformer"):
+        folder.mkdir()
+        (folder / "__init__.py").write_text("")
+    (package / "file_utils.py").write_text("def is_tf_available():\n    return False\n\n\ndef is_torch_available():\n    return True\n")
+    (package / "master" / "pytorch.py").write_text(_DOCTR_MASTER)
+    (package / "transformer" / "pytorch.py").write_text(_DOCTR_DECODER)
+    (package / "transformer" / "tensorflow.py").write_text(_TF_DECODER)
+    (package / "transformer" / "__init__.py").write_text(init)
+    monkeypatch.chdir(tmp_path)
+    lines = run("--quiet", "doctr").splitlines()
+    assert [line.split(" ", 2)[:2] for line in lines] == [["doctr/master/pytorch.py:15:14:", "DL303"]]
+    assert "meets `self.decoder` on the module's device at line 16" in lines[0]
+
+
+def test_a_star_import_binds_no_private_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "pyproject.toml").write_text("")
+    package = tmp_path / "doctr"
+    for folder in (package, package / "master", package / "transformer"):
+        folder.mkdir()
+        (folder / "__init__.py").write_text("")
+    (package / "master" / "pytorch.py").write_text(_DOCTR_MASTER.replace("Decoder", "_Decoder"))
+    (package / "transformer" / "pytorch.py").write_text(_DOCTR_DECODER.replace("Decoder", "_Decoder"))
+    (package / "transformer" / "__init__.py").write_text("from .pytorch import *\n")
+    monkeypatch.chdir(tmp_path)
+    assert run("--quiet", "doctr") == ""

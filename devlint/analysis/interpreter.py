@@ -66,6 +66,7 @@ class FunctionRun:
         self.returns: list[tuple[cst.CSTNode, Value]] = []
         self.default_place: Place = solver.read("default_place", "", CPU)
         self.loop_depth = 0
+        self.loop_exits: list[list[Env]] = []  # per enclosing loop: the states at its `continue`s and `break`s
         self.cpu_places: frozenset[Place] = frozenset()  # devices a branch test has shown to be the CPU
         self.cls: ClassInfo | None = self._owning_class()
         self.key = func.key if func is not None else ""
@@ -345,6 +346,10 @@ class FunctionRun:
         elif type(small) in _LEAVING:
             if type(small) is cst.Raise and small.exc is not None:
                 self.eval(small.exc)
+            elif type(small) is not cst.Raise and self.loop_exits:
+                # `continue` and `break` leave the body, not the loop: what this path holds
+                # reaches the next iteration and the loop's exit.
+                self.loop_exits[-1].append(_snapshot(self.env))
             return False
         elif type(small) is cst.Assert:
             self.eval(small.test)
@@ -649,19 +654,25 @@ class FunctionRun:
         if self.loop_depth <= _MAX_LOOP_DEPTH:
             # One silent pass to learn what the loop carries around, then the real one.
             self.solver.recording = False
-            if isinstance(stmt, cst.For):
-                self.bind(stmt.target, element)
-            self.exec_block(_suite(stmt.body))
-            self.env = join_envs([entry.fork(), self.env], entry)
+            self._run_body(stmt, element, entry)
             self.solver.recording = recording
-        if isinstance(stmt, cst.For):
-            self.bind(stmt.target, element)
-        self.exec_block(_suite(stmt.body))
-        self.env = join_envs([entry.fork(), self.env], entry)
+        self._run_body(stmt, element, entry)
         self.loop_depth -= 1
         if stmt.orelse is not None:
             self.exec_block(_suite(stmt.orelse.body))
         return True
+
+    def _run_body(self, stmt: cst.For | cst.While, element: Value, entry: Env) -> None:
+        """One pass of a loop's body from the current state; the state after it is what the loop
+        may leave: the entry's (no pass), the body's end, or a `continue`'s or `break`'s."""
+        if isinstance(stmt, cst.For):
+            self.bind(stmt.target, element)
+        self.loop_exits.append([])
+        try:
+            self.exec_block(_suite(stmt.body))
+        finally:
+            exits = self.loop_exits.pop()
+        self.env = join_envs([entry.fork(), self.env, *exits], entry)
 
     def exec_with(self, stmt: cst.With) -> bool:
         saved_default = self.default_place
@@ -760,6 +771,13 @@ class FunctionRun:
         else:
             # One CPU tensor meeting the device in five places is one bug, reported once.
             self.solver.record("origin", origin.node, event)
+
+
+def _snapshot(env: Env) -> Env:
+    """The state at a jump, kept apart from the path's own state, which goes on changing."""
+    copy = env.fork()
+    copy.written = set(env.written)
+    return copy
 
 
 def _unwrap(value: Value) -> Value:

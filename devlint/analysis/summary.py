@@ -40,7 +40,7 @@ class ModuleSummary:
     classes: dict[str, ClassFacts] = field(default_factory=dict)
     functions: dict[str, FunctionFacts] = field(default_factory=dict)
     variables: dict[str, PlaceFact] = field(default_factory=dict)  # module-level devices, tensor types
-    imports: dict[str, str] = field(default_factory=dict)  # local name -> qualified: re-exports
+    imports: dict[str, str] = field(default_factory=dict)  # local name -> qualified: re-exports (star_key: `from m import *`)
     # Functions that start an NCCL process group, with the backend parameter a caller may pass
     # instead ("", -1: none), and the other functions' unconditional calls of imported names.
     nccl_starts: dict[str, tuple[str, int]] = field(default_factory=dict)
@@ -66,6 +66,16 @@ class ModuleSummary:
                 for name, calls in data.get("nccl_calls", {}).items()
             },
         )
+
+
+def star_key(position: int) -> str:
+    """The key of the `position`-th `from m import *` among a summary's imports: no identifier."""
+    return f"*{position}"
+
+
+def star_sources(imports: dict[str, str]) -> list[str]:
+    """The modules a file star-imports, in source order."""
+    return [module for key, module in imports.items() if key.startswith("*")]
 
 
 def summarise(
@@ -116,6 +126,7 @@ def summarise_imports(path: str, tree: ast.Module, module_name: str | None, is_p
     from devlint.project.layout import absolute_import
 
     bindings: dict[str, str] = {}
+    stars: list[tuple[int, int, str]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
@@ -129,6 +140,10 @@ def summarise_imports(path: str, tree: ast.Module, module_name: str | None, is_p
                 for alias in node.names:
                     if alias.name != "*":
                         bindings[alias.asname or alias.name] = f"{base}.{alias.name}"
+                    else:
+                        stars.append((node.lineno, node.col_offset, base))
+    for position, (_, _, base) in enumerate(sorted(stars)):
+        bindings[star_key(position)] = base
     classes = {}
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name not in classes:

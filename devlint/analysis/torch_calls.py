@@ -69,11 +69,25 @@ _MODULE_TENSORS = frozenset({"parameters", "buffers", "named_parameters", "named
 _MOVES = frozenset({"to", "cuda", "cpu", "type", "type_as", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"})
 
 
+def _cast(run: Evaluation, node: cst.Call) -> Value:
+    """`typing.cast(T, v)` returns `v` itself; where `T` is `nn.Module`, the code declares `v` one,
+    so calling it runs a module on its inputs (`cast(nn.Module, self.forward_func)`)."""
+    args = arguments(run, node)
+    if len(args) != 2 or any(arg.keyword is not None or arg.star for arg in node.args):
+        return F.UNKNOWN
+    value = args[1][1]
+    if value.kind is Kind.UNKNOWN and not value.weak and run.qualify(node.args[0].value) == "torch.nn.Module":
+        return Value(Kind.MODULE, value.place if value.place.known else F.UNKNOWN_PLACE, value.origin)
+    return value
+
+
 def call_qualified(run: Evaluation, node: cst.Call, qualified: str) -> Value:
     """A call of an imported name: torch's, a framework's, or one the analysis cannot see."""
     settings = run.solver.settings
     if qualified == "torch.device":
         return _device(run, node)
+    if qualified == "typing.cast":
+        return _cast(run, node)
     if qualified in MODULE_WRAPPERS:
         args = arguments(run, node)
         if not args:

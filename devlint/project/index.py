@@ -16,7 +16,7 @@ from pathlib import Path
 from devlint.analysis.imported import ImportedClass, ImportedFacts, ImportedFunction, ImportedVariable
 from devlint.analysis.gpu_only import imports_gpu_only_library
 from devlint.analysis.nccl_start import LOCAL
-from devlint.analysis.summary import ModuleSummary
+from devlint.analysis.summary import ModuleSummary, star_sources
 from devlint.analysis.torchapi import is_torch_module_class
 from devlint.analysis.torchapi.frameworks import DATASET_BASES, MODULE_BASES
 from devlint.project.layout import import_roots, module_file, project_root, real
@@ -42,7 +42,7 @@ class ProjectIndex:
         """The project facts behind each name the file imports (`bindings`: local -> qualified)."""
         facts = ImportedFacts()
         roots = _roots(real(path).parent)
-        for qualified in sorted(set(bindings.values())):
+        for qualified in sorted({module for local, module in bindings.items() if not local.startswith("*")}):
             if qualified.split(".", 1)[0] in ("torch",):
                 continue  # torch's own names are torch's API, even inside torch's tree
             found = self._resolve(qualified, roots, 0)
@@ -132,9 +132,23 @@ class ProjectIndex:
             if target is not None and hops < _MAX_HOPS:
                 # Re-exported: `from .base import Aggregation` in a package's `__init__.py`.
                 return self._resolve(target, _roots(path.parent), hops + 1)
+            starred = self._star_exported(path, summary, name, hops)
+            if starred is not None:
+                return starred
             # A member the summary tells nothing of (a helper whose result follows its inputs):
             # still a name from that file, which may be GPU-only.
             return path, summary, name
+        return None
+
+    def _star_exported(self, path: Path, summary: ModuleSummary, name: str, hops: int) -> tuple[Path, ModuleSummary, str] | None:
+        """`from .pytorch import *` binds every public name the module defines; of several such
+        imports, the last that defines the name binds it last."""
+        if name.startswith("_") or hops >= _MAX_HOPS:
+            return None
+        for module in reversed(star_sources(summary.imports)):
+            found = self._resolve(f"{module}.{name}", _roots(path.parent), hops + 1)
+            if found is not None and found[2] is not None and _defines(found[1], found[2]):
+                return found  # type: ignore[return-value]
         return None
 
     def _is_module(self, path: Path, name: str, hops: int) -> bool:
@@ -160,6 +174,10 @@ class ProjectIndex:
                         module = self._is_module(found[0], found[2], hops + 1)
         self._module_memo[key] = module
         return module
+
+
+def _defines(summary: ModuleSummary, name: str) -> bool:
+    return name in summary.classes or name in summary.functions or name in summary.variables
 
 
 def significant(facts: ImportedFacts) -> bool:
