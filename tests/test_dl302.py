@@ -546,3 +546,22 @@ def test_matplotlib_axes_read_their_data_through_numpy() -> None:
         "`axs.flatten()[i].imshow` on `fakes[i].permute(1, 2, 0)`, which is on `device` (moved by `.to()`, line 20): "
         "numpy cannot read accelerator memory; convert with `fakes[i].permute(1, 2, 0).cpu()` first (or `.item()` for a number)",
     ]
+
+
+def test_the_axes_an_array_of_axes_and_a_figure_hold() -> None:
+    # The idioms that walk a grid of axes: `axs.flat` and `fig.axes`.
+    source = """
+    import matplotlib.pyplot as plt
+    import torch
+
+
+    def show(gen, xb, device):
+        fakes = gen(xb.to(device)).detach()
+        fig, axs = plt.subplots(2, 2)
+        for i, ax in enumerate(axs.flat):
+            ax.imshow(fakes[i].permute(1, 2, 0))
+        for ax in fig.axes:
+            ax.hist(fakes.flatten(), bins=50)
+            ax.set_title(fig.suptitle)
+    """
+    assert findings(source) == [("DL302", 9, 9), ("DL302", 11, 9)]

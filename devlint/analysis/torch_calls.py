@@ -40,6 +40,7 @@ from devlint.analysis.torchapi import (
     NON_TENSOR_METHODS,
     PARAMETER_CLASSES,
     PLOT_DATA_METHODS,
+    PLOT_OBJECT,
     PLOT_OBJECT_FUNCTIONS,
     PLOT_OBJECT_METHODS,
     TENSOR_WRAPPERS,
@@ -70,9 +71,8 @@ _MODULE_RETURNING = frozenset({"train", "eval", "float", "double", "half", "bflo
 # A module's own tensors, where the module is: `parameters()`, `named_buffers()` (name, tensor) pairs.
 _MODULE_TENSORS = frozenset({"parameters", "buffers", "named_parameters", "named_buffers"})
 # A matplotlib Figure, SubFigure or Axes, or (what subscripting and iterating reach) an array of them.
-_PLOT = "<matplotlib>"
-_PLOT_OBJECT = Value(Kind.INSTANCE, cls=_PLOT)
-_PLOT_OBJECTS = Value(Kind.SEQ, elem=_PLOT_OBJECT, cls=_PLOT)
+_PLOT_OBJECT = Value(Kind.INSTANCE, cls=PLOT_OBJECT)
+_PLOT_OBJECTS = Value(Kind.SEQ, elem=_PLOT_OBJECT, cls=PLOT_OBJECT)
 _MOVES = frozenset({"to", "cuda", "cpu", "type", "type_as", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"})
 
 
@@ -432,7 +432,7 @@ def call_on(run: Evaluation, node: cst.Call, func: cst.Attribute, receiver: Valu
     if method in _MOVES:
         return move(run, node, method, receiver)
     args = arguments(run, node)
-    if receiver.cls == _PLOT:
+    if receiver.cls == PLOT_OBJECT:
         return _plot_method(run, node, func, args)
     if method == "numpy":
         # Only a tensor has `.numpy()` among the objects it could be confused with, unless the

@@ -135,6 +135,9 @@ PLOT_OBJECT_FUNCTIONS: dict[str, bool] = {  # -> whether it returns a (figure, a
     "matplotlib.pyplot.subplot2grid": False,
     "matplotlib.figure.Figure": False,
 }
+PLOT_OBJECT = "<matplotlib>"  # the `cls` the analysis gives these objects and arrays of them
+# Attributes that hold them: a Figure's list of axes, an array's flat iterator and transpose.
+PLOT_OBJECT_ATTRIBUTES = frozenset({"axes", "flat", "T"})
 PLOT_OBJECT_METHODS = frozenset(
     {"subplots", "add_subplot", "subfigures", "add_subfigure", "add_axes", "gca", "twinx", "twiny", "inset_axes",
      "flatten", "ravel", "reshape"}  # the last three: of a numpy array of axes
