@@ -225,6 +225,22 @@ NEGATIVES = {
         plt.scatter(X.cpu().numpy(), y.cpu().numpy(), s=4)
         plt.plot(X.detach().cpu().numpy(), y_pred.detach().cpu().numpy())
         """,
+    "axes-plot-host-tensors": """
+        import matplotlib.pyplot as plt
+        import torch
+
+
+        def show(model, x, device, history):
+            model.to(device)
+            with torch.no_grad():
+                out = model(x.to(device)).cpu()
+            fig, axs = plt.subplots(1, 2)
+            axs[0].imshow(out[0])
+            axs[1].plot(torch.linspace(0, 1, 10), history)
+            ax = fig.add_subplot(2, 2, 1)
+            ax.set_title(str(model(x.to(device)).shape))
+            ax.imshow(x[0])
+        """,
     "cpu-only-model-weights": """
         import numpy as np
         import torch
@@ -488,3 +504,64 @@ def test_a_list_annotated_to_hold_tensors_is_read_by_numpy_but_a_mapping_is_not(
         return np.array(rows)
     """
     assert findings(source) == [("DL302", 11, 12)]
+
+
+def test_matplotlib_axes_read_their_data_through_numpy() -> None:
+    # SA-ConvLSTM's evaluator: `axs = subfig.subplots(1, n)` for each of `fig.subfigures(...)`, then
+    # `ax.imshow(frame_data[0, 0, fidx])` on the model's output; fastai's course notebook:
+    # `_, axs = plt.subplots(n // 2, 4)`, `axs.flatten()[i].imshow(fakes[i])` on a generator's output.
+    source = """
+    import matplotlib.pyplot as plt
+    import torch
+
+
+    def visualize(label_frames: torch.Tensor, pred_frames: torch.Tensor):
+        num_frames = label_frames.size(2)
+        fig = plt.figure(figsize=(16, 6))
+        subfigs = fig.subfigures(nrows=2, ncols=1)
+        for rowidx, subfig in enumerate(subfigs):
+            axs = subfig.subplots(1, num_frames)
+            frame_data = pred_frames if rowidx == 1 else label_frames
+            for fidx in range(num_frames):
+                ax = axs[fidx]
+                ax.imshow(frame_data[0, 0, fidx], cmap="gray")
+                ax.set_xlabel(f"frame{fidx}")
+
+
+    def show(gen, xb, device, n=8):
+        with torch.no_grad():
+            fakes = gen(xb.to(device))
+        _, axs = plt.subplots(n // 2, 4, figsize=(12, 2 * n))
+        for i in range(n):
+            axs.flatten()[i].imshow(fakes[i].permute(1, 2, 0))
+            axs.flatten()[i].imshow(fakes[i].cpu().permute(1, 2, 0))
+        fig, ax = plt.subplots()
+        ax.plot(fakes.mean(0).cpu(), label="mean")
+        fig.add_subplot(1, 2, 1).plot(xb)
+    """
+    assert findings(source) == [("DL302", 14, 13), ("DL302", 23, 9)]
+    assert messages(source) == [
+        "`ax.imshow` on `frame_data[0, 0, fidx]`, which is on the device the caller chooses: numpy cannot read "
+        "accelerator memory; convert with `frame_data[0, 0, fidx].cpu()` first (or `.item()` for a number)",
+        "`axs.flatten()[i].imshow` on `fakes[i].permute(1, 2, 0)`, which is on `device` (moved by `.to()`, line 20): "
+        "numpy cannot read accelerator memory; convert with `fakes[i].permute(1, 2, 0).cpu()` first (or `.item()` for a number)",
+    ]
+
+
+def test_the_axes_an_array_of_axes_and_a_figure_hold() -> None:
+    # The idioms that walk a grid of axes: `axs.flat` and `fig.axes`.
+    source = """
+    import matplotlib.pyplot as plt
+    import torch
+
+
+    def show(gen, xb, device):
+        fakes = gen(xb.to(device)).detach()
+        fig, axs = plt.subplots(2, 2)
+        for i, ax in enumerate(axs.flat):
+            ax.imshow(fakes[i].permute(1, 2, 0))
+        for ax in fig.axes:
+            ax.hist(fakes.flatten(), bins=50)
+            ax.set_title(fig.suptitle)
+    """
+    assert findings(source) == [("DL302", 9, 9), ("DL302", 11, 9)]

@@ -22,6 +22,8 @@ from devlint.analysis.torchapi import (
     CUDA_TENSOR_TYPES,
     DTYPES,
     MEMORY_FORMATS,
+    PLOT_OBJECT,
+    PLOT_OBJECT_ATTRIBUTES,
     TENSOR_ATTRIBUTES,
     TENSOR_VALUED_ATTRIBUTES,
     factory_placement,
@@ -106,6 +108,9 @@ def eval_attribute(run: Evaluation, node: cst.Attribute) -> Value:
             return _imported(run, node, qualified)
     base = run.eval(node.value)
     attr = node.attr.value
+    if base.cls == PLOT_OBJECT:
+        # `axs.flat`, `fig.axes`: matplotlib's axes, whose plotting methods read through numpy.
+        return Value(Kind.SEQ, elem=Value(Kind.INSTANCE, cls=PLOT_OBJECT), cls=PLOT_OBJECT) if attr in PLOT_OBJECT_ATTRIBUTES else F.UNKNOWN
     if attr == "device":
         holder = base.place.kind is PlaceKind.FOLLOWS and base.kind is not Kind.TENSOR and base.place.name in CONFIG_NAMES
         if base.place.known or base.place.kind is PlaceKind.FOLLOWS and not holder:

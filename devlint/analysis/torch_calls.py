@@ -39,6 +39,10 @@ from devlint.analysis.torchapi import (
     NO_TENSOR_CALLS,
     NON_TENSOR_METHODS,
     PARAMETER_CLASSES,
+    PLOT_DATA_METHODS,
+    PLOT_OBJECT,
+    PLOT_OBJECT_FUNCTIONS,
+    PLOT_OBJECT_METHODS,
     TENSOR_WRAPPERS,
     SCATTERING_WRAPPERS,
     SHAPE_ONLY_METHODS,
@@ -66,6 +70,9 @@ _NOT_TENSOR_NAMESPACES = ("torch.cuda.", "torch.backends.", "torch.distributed."
 _MODULE_RETURNING = frozenset({"train", "eval", "float", "double", "half", "bfloat16", "requires_grad_", "zero_grad", "apply", "share_memory"})
 # A module's own tensors, where the module is: `parameters()`, `named_buffers()` (name, tensor) pairs.
 _MODULE_TENSORS = frozenset({"parameters", "buffers", "named_parameters", "named_buffers"})
+# A matplotlib Figure, SubFigure or Axes, or (what subscripting and iterating reach) an array of them.
+_PLOT_OBJECT = Value(Kind.INSTANCE, cls=PLOT_OBJECT)
+_PLOT_OBJECTS = Value(Kind.SEQ, elem=_PLOT_OBJECT, cls=PLOT_OBJECT)
 _MOVES = frozenset({"to", "cuda", "cpu", "type", "type_as", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"})
 
 
@@ -110,6 +117,9 @@ def call_qualified(run: Evaluation, node: cst.Call, qualified: str) -> Value:
         if keywords_unpacked(node):
             return Value(Kind.TENSOR)
         return args[0][1].at(args[0][1].place, kind=Kind.TENSOR, batch=None) if args else F.UNKNOWN
+    if qualified in PLOT_OBJECT_FUNCTIONS:
+        arguments(run, node)
+        return F.tuple_of([_PLOT_OBJECT, _PLOT_OBJECTS]) if PLOT_OBJECT_FUNCTIONS[qualified] else _PLOT_OBJECTS
     if converts_to_array(qualified):
         args = arguments(run, node)
         positional = [value for value, arg in zip(args, node.args) if arg.keyword is None and not arg.star and not _assumed_inputs(run, arg.value)]
@@ -438,12 +448,25 @@ def construct_module(run: Evaluation, node: cst.Call, qualified: str) -> Value:
 
 
 # -- methods ----------------------------------------------------------------------------------------
+def _plot_method(run: Evaluation, node: cst.Call, func: cst.Attribute, args: Arguments) -> Value:
+    """`ax.imshow(x)`, `fig.add_subplot(...)`: a method of a matplotlib object."""
+    method = func.attr.value
+    if method in PLOT_OBJECT_METHODS:
+        return _PLOT_OBJECTS
+    if method in PLOT_DATA_METHODS:
+        positional = [value for value, arg in zip(args, node.args) if arg.keyword is None and not arg.star and not _assumed_inputs(run, arg.value)]
+        numpy_check(run, node, positional, f"{run.source(func.value)}.{method}" if len(run.source(func.value)) <= 20 else f".{method}")
+    return F.UNKNOWN
+
+
 def call_on(run: Evaluation, node: cst.Call, func: cst.Attribute, receiver: Value) -> Value:
     """`receiver.method(...)` where the receiver is a tensor, a module, a batch, a sequence, or unknown."""
     method = func.attr.value
     if method in _MOVES:
         return move(run, node, method, receiver)
     args = arguments(run, node)
+    if receiver.cls == PLOT_OBJECT:
+        return _plot_method(run, node, func, args)
     if method == "numpy":
         # Only a tensor has `.numpy()` among the objects it could be confused with, unless the
         # file imports TensorFlow, whose tensors have it too (transformers' TF processors).

@@ -122,6 +122,33 @@ NO_TENSOR_CALLS = frozenset({"torch.load", "torch.save", "torch.manual_seed", "t
 # in accelerator memory raises TypeError there ("can't convert cuda:0 device type tensor to
 # numpy"), in `np.isinf(grad_norm)` as in `sklearn.metrics.f1_score(y, pred)` or `plt.imshow(x)`.
 ARRAY_LIBRARIES = ("numpy.", "scipy.", "sklearn.", "matplotlib.pyplot.")
+# matplotlib's objects: pyplot's figure and axes functions, and the Figure and SubFigure methods
+# that add axes or subfigures, return a Figure, a SubFigure, an Axes, or a numpy array of them
+# (`plt.subplots(2, 3)`, `fig.subfigures(2, 1)`); `plt.subplots` returns `(figure, axes)`.
+PLOT_OBJECT_FUNCTIONS: dict[str, bool] = {  # -> whether it returns a (figure, axes) pair
+    "matplotlib.pyplot.subplots": True,
+    "matplotlib.pyplot.figure": False,
+    "matplotlib.pyplot.gcf": False,
+    "matplotlib.pyplot.gca": False,
+    "matplotlib.pyplot.subplot": False,
+    "matplotlib.pyplot.axes": False,
+    "matplotlib.pyplot.subplot2grid": False,
+    "matplotlib.figure.Figure": False,
+}
+PLOT_OBJECT = "<matplotlib>"  # the `cls` the analysis gives these objects and arrays of them
+# Attributes that hold them: a Figure's list of axes, an array's flat iterator and transpose.
+PLOT_OBJECT_ATTRIBUTES = frozenset({"axes", "flat", "T"})
+PLOT_OBJECT_METHODS = frozenset(
+    {"subplots", "add_subplot", "subfigures", "add_subfigure", "add_axes", "gca", "twinx", "twiny", "inset_axes",
+     "flatten", "ravel", "reshape"}  # the last three: of a numpy array of axes
+)  # fmt: skip
+# The Axes methods that read their positional data arguments through numpy (`np.asarray`, as
+# `plt.imshow` does, which calls them): a CUDA tensor raises TypeError there.
+PLOT_DATA_METHODS = frozenset(
+    {"imshow", "matshow", "plot", "scatter", "hist", "hist2d", "bar", "barh", "errorbar", "fill_between",
+     "fill_betweenx", "fill", "step", "stem", "stackplot", "boxplot", "violinplot", "pcolor", "pcolormesh", "contour",
+     "contourf", "hexbin", "quiver", "semilogx", "semilogy", "loglog", "pie", "eventplot"}
+)  # fmt: skip
 # What looks at an object without converting it (`np.ndim` reads `.ndim`), or takes no data.
 _LOOKS_WITHOUT_CONVERTING = frozenset(
     f"numpy.{name}"
