@@ -467,6 +467,35 @@ def test_a_function_whose_parameter_facts_change_runs_again(monkeypatch: pytest.
     assert _runs(source, monkeypatch) == ["make", "unrelated", "use", "caller", "unrelated", "caller"]
 
 
+def test_parameter_facts_complete_in_a_round_are_read_in_that_round(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Callers before callees: once every function that called `b` last round has had its turn,
+    # `b` reads this round's facts instead of waiting a round per level of the chain: round 2
+    # tells all five what the top level passes. Waiting a round per level, `d` and `e` were never
+    # told within the rounds allowed, and the CPU tensor meeting CUDA in `e` went unreported.
+    source = """
+import torch
+
+def a(x):
+    return b(x)
+
+def b(x):
+    return c(x)
+
+def c(x):
+    return d(x)
+
+def d(x):
+    return e(x)
+
+def e(x):
+    return x + torch.ones(3, device="cuda")
+
+a(torch.zeros(3))
+"""
+    assert _runs(source, monkeypatch)[:10] == ["a", "b", "c", "d", "e"] * 2
+    assert findings(source) == [("DL303", 18, 3)]
+
+
 def test_replayed_rounds_find_what_full_rounds_find() -> None:
     module, analysis = analyse(CHAIN)
     assert [(type(c.node).__name__, c.cpu.value.place, c.device.value.place.kind) for c in analysis.conflicts] == [
