@@ -936,3 +936,63 @@ def test_what_the_declarations_do_not_show_to_be_the_callers_stays_unplaced() ->
             return self.t + torch.ones(3)
     """
     assert findings(source) == []
+
+
+# deep-text-recognition-benchmark test.py/train.py: `preds_size = torch.IntTensor(...)` (CPU) is the
+# `input_lengths` of `nn.CTCLoss`; torch's ctc_loss copies the lengths to the CPU itself (and
+# cuDNN wants them there), as transformers' wav2vec2 relies on with `F.ctc_loss(log_probs, ...,
+# input_lengths, target_lengths)`.
+CTC_VALIDATION = """
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def validation(model, criterion, loader):
+    for image_tensors, text, length in loader:
+        image = image_tensors.to(device)
+        preds = model(image)
+        preds_size = torch.IntTensor([preds.size(1)] * image.size(0))
+        cost = criterion(preds.log_softmax(2).permute(1, 0, 2), text.to(device), preds_size, length)
+        yield cost
+
+
+def main(model, loader, ctc):
+    criterion = torch.nn.{loss}.to(device)
+    return list(validation(model.to(device), criterion, loader))
+"""
+
+
+def test_cpu_lengths_passed_to_a_ctc_loss_module() -> None:
+    assert findings(CTC_VALIDATION.replace("{loss}", "CTCLoss(zero_infinity=True)")) == []
+
+
+def test_cpu_lengths_passed_to_a_module_that_may_be_a_ctc_loss() -> None:
+    # test.py: `criterion` is a CTCLoss or a CrossEntropyLoss, by `opt.Prediction`.
+    source = CTC_VALIDATION.replace("torch.nn.{loss}", "(torch.nn.CTCLoss() if ctc else torch.nn.CrossEntropyLoss())")
+    assert findings(source) == []
+
+
+def test_a_cpu_tensor_passed_to_another_loss_with_device_predictions() -> None:
+    source = CTC_VALIDATION.replace("{loss}", "CrossEntropyLoss()").replace("length)", "length.to(device))")
+    assert findings(source) == [("DL303", 10, 22)]
+    assert messages(source) == [
+        "`torch.IntTensor([preds.size(1)] * ima...` creates a CPU tensor (no `device=`) that meets "
+        "`preds.log_softmax(2).permute(1, 0, 2)` on `device` (moved by `.to()`, line 17) at line 11: move it there with `.to(preds.device)`"
+    ]
+
+
+def test_cpu_lengths_passed_to_functional_ctc_loss() -> None:
+    # transformers' Wav2Vec2ForCTC (microsoft/LoRA's copy): lengths computed from the mask.
+    source = """
+    import torch
+    import torch.nn.functional as F
+
+
+    def ctc(logits, labels, device):
+        log_probs = F.log_softmax(logits.to(device), dim=-1).transpose(0, 1)
+        input_lengths = torch.full((logits.size(0),), logits.size(1), dtype=torch.long)
+        target_lengths = torch.tensor([len(labels)])
+        return F.ctc_loss(log_probs, labels, input_lengths, target_lengths=target_lengths)
+    """
+    assert findings(source) == []
