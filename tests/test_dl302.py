@@ -488,3 +488,85 @@ def test_a_list_annotated_to_hold_tensors_is_read_by_numpy_but_a_mapping_is_not(
         return np.array(rows)
     """
     assert findings(source) == [("DL302", 11, 12)]
+
+
+# -- isinstance tests: a name is no tensor where `isinstance(x, <non-tensor class>)` holds ----------
+def test_a_pil_image_converted_under_isinstance_is_no_tensor() -> None:
+    # shap-e util/image_util.py `resize`: `img` is a tensor by its later `.permute`, but on the
+    # `np.array(img)` line it is a PIL image.
+    source = """
+    from typing import Union
+
+    import numpy as np
+    import torch
+    from PIL import Image
+
+
+    def resize(img: Union[Image.Image, torch.Tensor, np.ndarray]):
+        if isinstance(img, Image.Image):
+            img = np.array(img)
+        dtype = img.dtype
+        if isinstance(img, np.ndarray):
+            img = torch.from_numpy(img)
+        return img.permute(2, 0, 1), dtype
+    """
+    assert findings(source) == []
+
+
+def test_a_list_under_isinstance_and_a_tensor_under_the_next_test() -> None:
+    # open3d-ml's Visualizer._convert_to_numpy: the list branch is fine, the tensor branch is not.
+    source = """
+    import numpy as np
+    import torch
+
+
+    class Visualizer:
+        def _convert_to_numpy(self, ary):
+            if isinstance(ary, list):
+                return np.array(ary, dtype='float32')
+            elif isinstance(ary, torch.Tensor):
+                return ary.numpy()
+            return None
+    """
+    assert findings(source) == [("DL302", 10, 20)]
+
+
+def test_isinstance_narrows_only_inside_its_branch() -> None:
+    source = """
+    import numpy as np
+
+
+    def to_numpy(x):
+        if isinstance(x, (np.ndarray, list)) and len(x) > 0:
+            print(np.asarray(x).shape)
+        return x.detach().numpy()
+    """
+    assert findings(source) == [("DL302", 7, 12)]
+
+
+def test_isinstance_with_a_tensor_class_among_the_classes_narrows_nothing() -> None:
+    source = """
+    import numpy as np
+    import torch
+
+
+    def to_numpy(x):
+        if isinstance(x, (np.ndarray, torch.Tensor)):
+            return np.asarray(x)
+        return x.detach()
+    """
+    assert findings(source) == [("DL302", 7, 16)]
+
+
+def test_a_rebound_builtin_name_is_not_the_builtin() -> None:
+    source = """
+    import numpy as np
+    from mylib import Tensor as list
+
+
+    def to_numpy(x):
+        if isinstance(x, list):
+            return np.asarray(x)
+        return x.detach()
+    """
+    assert findings(source) == [("DL302", 7, 16)]

@@ -43,6 +43,13 @@ def takes_device(qualified: str) -> bool:
     return qualified in FACTORIES_WITH_DEVICE
 
 
+# -- what is not a tensor ----------------------------------------------------------------------
+# `isinstance(x, C)` with one of these (numpy's arrays and scalars, PIL images, pandas' objects,
+# builtins as `builtins.list`) is true only where `x` is no tensor.
+NON_TENSOR_CLASSES = _data.NON_TENSOR_CLASSES
+# Of them, the containers: what they hold is not known.
+CONTAINER_CLASSES = frozenset({"builtins.list", "builtins.tuple", "builtins.dict", "builtins.set", "builtins.frozenset"})
+
 # -- dtypes and what `.to()` can be told -------------------------------------------------------
 DTYPES = _data.DTYPES
 DIMS_PRESERVING_METHODS = _data.DIMS_PRESERVING_METHODS
