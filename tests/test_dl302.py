@@ -570,3 +570,49 @@ def test_a_rebound_builtin_name_is_not_the_builtin() -> None:
         return x.detach()
     """
     assert findings(source) == [("DL302", 7, 16)]
+
+
+# -- usage shows a parameter is a tensor only before a new value replaces it -----------------------
+def test_a_tensor_method_on_a_new_value_bound_to_the_parameter_name() -> None:
+    # taming-transformers scripts/sample_conditional.py: the upload (numpy/PIL) is converted
+    # *into* a tensor; `.permute` is on that tensor, not on the parameter.
+    source = """
+    import numpy as np
+    import torch
+
+
+    def single_image_to_torch(x, permute=True):
+        x = np.array(x)
+        x = torch.FloatTensor(x / 255. * 2. - 1.)[None, ...]
+        if permute:
+            x = x.permute(0, 3, 1, 2)
+        return x
+    """
+    assert findings(source) == []
+
+
+def test_a_tensor_method_after_a_replacement_in_one_branch_only() -> None:
+    source = """
+    import numpy as np
+
+
+    def to_numpy(x, convert):
+        if convert:
+            x = np.array(x)
+        print(np.array(x))
+        return x.detach()
+    """
+    assert findings(source) == [("DL302", 6, 13)]
+
+
+def test_a_tensor_method_after_moving_the_parameter_itself() -> None:
+    source = """
+    import numpy as np
+
+
+    def to_numpy(x, device):
+        print(np.array(x))
+        x = x.to(device)
+        return x.unsqueeze(0)
+    """
+    assert findings(source) == [("DL302", 5, 11)]

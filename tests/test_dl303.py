@@ -996,3 +996,42 @@ def test_cpu_lengths_passed_to_functional_ctc_loss() -> None:
         return F.ctc_loss(log_probs, labels, input_lengths, target_lengths=target_lengths)
     """
     assert findings(source) == []
+
+
+def test_a_parameter_converted_with_as_tensor_then_used_as_a_tensor() -> None:
+    # torchdrug data/graph.py `_standarize_index` (a real bug, fixed with `device=self.device`):
+    # `index.ndim`/`.long()` are uses of the CPU tensor `torch.as_tensor` made, so they do not
+    # make the parameter a tensor that `as_tensor` would leave where the caller put it.
+    source = """
+    import torch
+
+
+    class Graph:
+        def __init__(self, num_node, device):
+            self.num_node = num_node
+            self.device = device
+
+        def _standarize_index(self, index, count):
+            if isinstance(index, slice):
+                index = torch.arange(index.start, index.stop, device=self.device)
+            else:
+                index = torch.as_tensor(index)
+                if index.ndim == 0:
+                    index = index.unsqueeze(0)
+                if index.dtype == torch.bool:
+                    index = index.nonzero().squeeze(-1)
+                else:
+                    index = index.long()
+            return index
+
+        def node_mask(self, index):
+            index = self._standarize_index(index, self.num_node)
+            mapping = -torch.ones(self.num_node, dtype=torch.long, device=self.device)
+            mapping[index] = index
+            return mapping
+    """
+    assert findings(source) == [("DL303", 13, 21)]
+    assert messages(source) == [
+        "`torch.as_tensor(index)` creates a CPU tensor (no `device=`) that meets `mapping` on `self.device` "
+        "(created by `torch.ones`, line 24) at line 25: create it with `device=self.device`"
+    ]
