@@ -616,3 +616,20 @@ def test_a_tensor_method_after_moving_the_parameter_itself() -> None:
         return x.unsqueeze(0)
     """
     assert findings(source) == [("DL302", 5, 11)]
+
+
+def test_a_device_string_tested_with_isinstance_stays_a_device() -> None:
+    # `if isinstance(device, str): device = torch.device(device)` (transformers' BatchEncoding.to
+    # tests `isinstance(device, str)` the same way): the test says nothing new of a device.
+    source = """
+    import torch
+
+
+    def f(x):
+        device = "cuda"
+        if isinstance(device, str):
+            device = torch.device(device)
+        y = x.to(device)
+        return torch.zeros(3) + y
+    """
+    assert findings(source) == [("DL303", 9, 12)]

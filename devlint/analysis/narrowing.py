@@ -27,11 +27,13 @@ def not_tensors(run: Evaluation, test: cst.BaseExpression) -> dict[str, Value]:
     classes = _classes(run, test.args[1].value)
     if name is None or not classes or not classes <= NON_TENSOR_CLASSES:
         return {}
+    held = run.lookup(name)
+    if held is not None and held.kind not in (Kind.TENSOR, Kind.UNKNOWN):
+        # Known to be no tensor already (a device string, a list, a module): the test tells
+        # nothing new, and `if isinstance(device, str): device = torch.device(device)` keeps it.
+        return {}
     origin = Origin(test, f"an instance of `{run.source(test.args[1].value)}`")
     if classes <= CONTAINER_CLASSES:
-        held = run.lookup(name)
-        if held is not None and held.kind is Kind.SEQ:
-            return {}  # a container already: the test tells nothing new
         return {name: Value(Kind.SEQ, origin=origin, elem=_elements(held), mapping=classes == {"builtins.dict"})}
     if classes.isdisjoint(CONTAINER_CLASSES):
         return {name: Value(Kind.SCALAR, origin=origin, scalar=True)}
