@@ -1035,3 +1035,25 @@ def test_a_parameter_converted_with_as_tensor_then_used_as_a_tensor() -> None:
         "`torch.as_tensor(index)` creates a CPU tensor (no `device=`) that meets `mapping` on `self.device` "
         "(created by `torch.ones`, line 24) at line 25: create it with `device=self.device`"
     ]
+
+
+def test_a_list_of_inputs_given_to_forward_holds_inputs_on_the_module_device() -> None:
+    # `isinstance(feats, (list, tuple))` says `feats` is no tensor, not that its items left the
+    # device of the module's inputs (feature maps handed to a head as a list).
+    source = """
+    import torch
+    import torch.nn as nn
+
+
+    class Head(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(4, 4)
+
+        def forward(self, feats):
+            if isinstance(feats, (list, tuple)):
+                feats = torch.cat(feats, dim=0)
+            pos = torch.arange(feats.size(0))
+            return feats + pos[:, None]
+    """
+    assert findings(source) == [("DL303", 13, 15)]

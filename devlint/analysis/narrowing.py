@@ -7,7 +7,7 @@ import builtins
 import libcst as cst
 
 from devlint.analysis.evaluation import Evaluation
-from devlint.analysis.facts import INPUT_DEVICE, Kind, Origin, Value
+from devlint.analysis.facts import Kind, Origin, Value
 from devlint.analysis.torchapi import CONTAINER_CLASSES, NON_TENSOR_CLASSES
 from devlint.names import dotted_name
 
@@ -43,9 +43,11 @@ def not_tensors(run: Evaluation, test: cst.BaseExpression) -> dict[str, Value]:
 def _elements(held: Value | None) -> Value | None:
     """What a container holds that the analysis took for one tensor. A model's output that is a
     tuple (`out = model(x.to(device))`, then `if isinstance(out, tuple): out = out[0]`) holds what
-    the model computed, where it computed it. A parameter or a module's input, taken for a tensor
-    only from how the body uses it, holds what the caller put there: not known."""
-    if held is None or not held.place.known or held.place == INPUT_DEVICE:
+    the model computed, where it computed it; a list given to `forward` holds inputs of the module,
+    which are on its device as its other inputs are. A parameter, taken for a tensor only from how
+    the body uses it, holds what the caller put there: not known (open3d-ml's
+    `np.array(ary, dtype='float32')` under `isinstance(ary, list)` converts numbers)."""
+    if held is None or not held.place.known:
         return None
     return held
 
