@@ -506,6 +506,7 @@ def test_a_list_annotated_to_hold_tensors_is_read_by_numpy_but_a_mapping_is_not(
     assert findings(source) == [("DL302", 11, 12)]
 
 
+<<<<<<< HEAD
 def test_matplotlib_axes_read_their_data_through_numpy() -> None:
     # SA-ConvLSTM's evaluator: `axs = subfig.subplots(1, n)` for each of `fig.subfigures(...)`, then
     # `ax.imshow(frame_data[0, 0, fidx])` on the model's output; fastai's course notebook:
@@ -565,3 +566,148 @@ def test_the_axes_an_array_of_axes_and_a_figure_hold() -> None:
             ax.set_title(fig.suptitle)
     """
     assert findings(source) == [("DL302", 9, 9), ("DL302", 11, 9)]
+=======
+# -- isinstance tests: a name is no tensor where `isinstance(x, <non-tensor class>)` holds ----------
+def test_a_pil_image_converted_under_isinstance_is_no_tensor() -> None:
+    # shap-e util/image_util.py `resize`: `img` is a tensor by its later `.permute`, but on the
+    # `np.array(img)` line it is a PIL image.
+    source = """
+    from typing import Union
+
+    import numpy as np
+    import torch
+    from PIL import Image
+
+
+    def resize(img: Union[Image.Image, torch.Tensor, np.ndarray]):
+        if isinstance(img, Image.Image):
+            img = np.array(img)
+        dtype = img.dtype
+        if isinstance(img, np.ndarray):
+            img = torch.from_numpy(img)
+        return img.permute(2, 0, 1), dtype
+    """
+    assert findings(source) == []
+
+
+def test_a_list_under_isinstance_and_a_tensor_under_the_next_test() -> None:
+    # open3d-ml's Visualizer._convert_to_numpy: the list branch is fine, the tensor branch is not.
+    source = """
+    import numpy as np
+    import torch
+
+
+    class Visualizer:
+        def _convert_to_numpy(self, ary):
+            if isinstance(ary, list):
+                return np.array(ary, dtype='float32')
+            elif isinstance(ary, torch.Tensor):
+                return ary.numpy()
+            return None
+    """
+    assert findings(source) == [("DL302", 10, 20)]
+
+
+def test_isinstance_narrows_only_inside_its_branch() -> None:
+    source = """
+    import numpy as np
+
+
+    def to_numpy(x):
+        if isinstance(x, (np.ndarray, list)) and len(x) > 0:
+            print(np.asarray(x).shape)
+        return x.detach().numpy()
+    """
+    assert findings(source) == [("DL302", 7, 12)]
+
+
+def test_isinstance_with_a_tensor_class_among_the_classes_narrows_nothing() -> None:
+    source = """
+    import numpy as np
+    import torch
+
+
+    def to_numpy(x):
+        if isinstance(x, (np.ndarray, torch.Tensor)):
+            return np.asarray(x)
+        return x.detach()
+    """
+    assert findings(source) == [("DL302", 7, 16)]
+
+
+def test_a_rebound_builtin_name_is_not_the_builtin() -> None:
+    source = """
+    import numpy as np
+    from mylib import Tensor as list
+
+
+    def to_numpy(x):
+        if isinstance(x, list):
+            return np.asarray(x)
+        return x.detach()
+    """
+    assert findings(source) == [("DL302", 7, 16)]
+
+
+# -- usage shows a parameter is a tensor only before a new value replaces it -----------------------
+def test_a_tensor_method_on_a_new_value_bound_to_the_parameter_name() -> None:
+    # taming-transformers scripts/sample_conditional.py: the upload (numpy/PIL) is converted
+    # *into* a tensor; `.permute` is on that tensor, not on the parameter.
+    source = """
+    import numpy as np
+    import torch
+
+
+    def single_image_to_torch(x, permute=True):
+        x = np.array(x)
+        x = torch.FloatTensor(x / 255. * 2. - 1.)[None, ...]
+        if permute:
+            x = x.permute(0, 3, 1, 2)
+        return x
+    """
+    assert findings(source) == []
+
+
+def test_a_tensor_method_after_a_replacement_in_one_branch_only() -> None:
+    source = """
+    import numpy as np
+
+
+    def to_numpy(x, convert):
+        if convert:
+            x = np.array(x)
+        print(np.array(x))
+        return x.detach()
+    """
+    assert findings(source) == [("DL302", 6, 13)]
+
+
+def test_a_tensor_method_after_moving_the_parameter_itself() -> None:
+    source = """
+    import numpy as np
+
+
+    def to_numpy(x, device):
+        print(np.array(x))
+        x = x.to(device)
+        return x.unsqueeze(0)
+    """
+    assert findings(source) == [("DL302", 5, 11)]
+
+
+def test_a_device_string_tested_with_isinstance_stays_a_device() -> None:
+    # `if isinstance(device, str): device = torch.device(device)` (transformers' BatchEncoding.to
+    # tests `isinstance(device, str)` the same way): the test says nothing new of a device.
+    source = """
+    import torch
+
+
+    def f(x):
+        device = "cuda"
+        if isinstance(device, str):
+            device = torch.device(device)
+        y = x.to(device)
+        return torch.zeros(3) + y
+    """
+    assert findings(source) == [("DL303", 9, 12)]
+>>>>>>> g9

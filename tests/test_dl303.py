@@ -979,3 +979,124 @@ def test_a_value_cast_to_a_module_is_called_as_one() -> None:
 def test_a_cast_to_anything_else_declares_no_module() -> None:
     assert findings(CAPTUM_LLM_ATTRIBUTION.format(declared="object")) == []
     assert findings(CAPTUM_LLM_ATTRIBUTION.format(declared='"Callable"')) == []
+
+
+# deep-text-recognition-benchmark test.py/train.py: `preds_size = torch.IntTensor(...)` (CPU) is the
+# `input_lengths` of `nn.CTCLoss`; torch's ctc_loss copies the lengths to the CPU itself (and
+# cuDNN wants them there), as transformers' wav2vec2 relies on with `F.ctc_loss(log_probs, ...,
+# input_lengths, target_lengths)`.
+CTC_VALIDATION = """
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def validation(model, criterion, loader):
+    for image_tensors, text, length in loader:
+        image = image_tensors.to(device)
+        preds = model(image)
+        preds_size = torch.IntTensor([preds.size(1)] * image.size(0))
+        cost = criterion(preds.log_softmax(2).permute(1, 0, 2), text.to(device), preds_size, length)
+        yield cost
+
+
+def main(model, loader, ctc):
+    criterion = torch.nn.{loss}.to(device)
+    return list(validation(model.to(device), criterion, loader))
+"""
+
+
+def test_cpu_lengths_passed_to_a_ctc_loss_module() -> None:
+    assert findings(CTC_VALIDATION.replace("{loss}", "CTCLoss(zero_infinity=True)")) == []
+
+
+def test_cpu_lengths_passed_to_a_module_that_may_be_a_ctc_loss() -> None:
+    # test.py: `criterion` is a CTCLoss or a CrossEntropyLoss, by `opt.Prediction`.
+    source = CTC_VALIDATION.replace("torch.nn.{loss}", "(torch.nn.CTCLoss() if ctc else torch.nn.CrossEntropyLoss())")
+    assert findings(source) == []
+
+
+def test_a_cpu_tensor_passed_to_another_loss_with_device_predictions() -> None:
+    source = CTC_VALIDATION.replace("{loss}", "CrossEntropyLoss()").replace("length)", "length.to(device))")
+    assert findings(source) == [("DL303", 10, 22)]
+    assert messages(source) == [
+        "`torch.IntTensor([preds.size(1)] * ima...` creates a CPU tensor (no `device=`) that meets "
+        "`preds.log_softmax(2).permute(1, 0, 2)` on `device` (moved by `.to()`, line 17) at line 11: move it there with `.to(preds.device)`"
+    ]
+
+
+def test_cpu_lengths_passed_to_functional_ctc_loss() -> None:
+    # transformers' Wav2Vec2ForCTC (microsoft/LoRA's copy): lengths computed from the mask.
+    source = """
+    import torch
+    import torch.nn.functional as F
+
+
+    def ctc(logits, labels, device):
+        log_probs = F.log_softmax(logits.to(device), dim=-1).transpose(0, 1)
+        input_lengths = torch.full((logits.size(0),), logits.size(1), dtype=torch.long)
+        target_lengths = torch.tensor([len(labels)])
+        return F.ctc_loss(log_probs, labels, input_lengths, target_lengths=target_lengths)
+    """
+    assert findings(source) == []
+
+
+def test_a_parameter_converted_with_as_tensor_then_used_as_a_tensor() -> None:
+    # torchdrug data/graph.py `_standarize_index` (a real bug, fixed with `device=self.device`):
+    # `index.ndim`/`.long()` are uses of the CPU tensor `torch.as_tensor` made, so they do not
+    # make the parameter a tensor that `as_tensor` would leave where the caller put it.
+    source = """
+    import torch
+
+
+    class Graph:
+        def __init__(self, num_node, device):
+            self.num_node = num_node
+            self.device = device
+
+        def _standarize_index(self, index, count):
+            if isinstance(index, slice):
+                index = torch.arange(index.start, index.stop, device=self.device)
+            else:
+                index = torch.as_tensor(index)
+                if index.ndim == 0:
+                    index = index.unsqueeze(0)
+                if index.dtype == torch.bool:
+                    index = index.nonzero().squeeze(-1)
+                else:
+                    index = index.long()
+            return index
+
+        def node_mask(self, index):
+            index = self._standarize_index(index, self.num_node)
+            mapping = -torch.ones(self.num_node, dtype=torch.long, device=self.device)
+            mapping[index] = index
+            return mapping
+    """
+    assert findings(source) == [("DL303", 13, 21)]
+    assert messages(source) == [
+        "`torch.as_tensor(index)` creates a CPU tensor (no `device=`) that meets `mapping` on `self.device` "
+        "(created by `torch.ones`, line 24) at line 25: create it with `device=self.device`"
+    ]
+
+
+def test_a_list_of_inputs_given_to_forward_holds_inputs_on_the_module_device() -> None:
+    # `isinstance(feats, (list, tuple))` says `feats` is no tensor, not that its items left the
+    # device of the module's inputs (feature maps handed to a head as a list).
+    source = """
+    import torch
+    import torch.nn as nn
+
+
+    class Head(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(4, 4)
+
+        def forward(self, feats):
+            if isinstance(feats, (list, tuple)):
+                feats = torch.cat(feats, dim=0)
+            pos = torch.arange(feats.size(0))
+            return feats + pos[:, None]
+    """
+    assert findings(source) == [("DL303", 13, 15)]

@@ -28,7 +28,10 @@ tell a tensor apart from the other array-like objects of a program:
 - the `torch.cuda` and `torch.accelerator` calls that raise on a machine
   without CUDA (called here, on the CPU build of torch: the generator is
   meant to run on a CPU-only build, which is what that machine has), and
-  the availability checks.
+  the availability checks;
+- the classes no tensor is an instance of (numpy's arrays and scalars,
+  pandas' objects, PIL images, the builtin numbers, strings and containers),
+  for what `isinstance(x, C)` tells about `x`.
 
 The test suite regenerates the module when the same versions are installed
 and fails on any difference (tests/test_torch_api.py).
@@ -532,6 +535,25 @@ def member_names(*types: object) -> list[str]:
     return sorted(names)
 
 
+def non_tensor_classes() -> list[str]:
+    """Classes whose instances are never tensors: numpy's arrays and scalars, pandas' frames, series
+    and indexes, PIL images, and the builtin numbers, strings and containers (`builtins.list`)."""
+    found: dict[str, type] = {
+        "PIL.Image.Image": PIL.Image.Image,
+        "pandas.DataFrame": pandas.DataFrame,
+        "pandas.Series": pandas.Series,
+        "pandas.Index": pandas.Index,
+    }
+    for name in _public(dir(numpy)):
+        value = getattr(numpy, name)
+        if inspect.isclass(value) and issubclass(value, (numpy.ndarray, numpy.generic)):
+            found[f"numpy.{name}"] = value
+    for name in ("bool", "int", "float", "complex", "str", "bytes", "list", "tuple", "dict", "set", "frozenset"):
+        found[f"builtins.{name}"] = getattr(builtins, name)
+    assert not any(issubclass(kind, torch.Tensor) for kind in found.values())
+    return sorted(found)
+
+
 # -- writing ----------------------------------------------------------------------------------------
 def generate() -> str:
     schemas = _schemas()
@@ -610,6 +632,7 @@ def generate() -> str:
     names("ACCELERATOR_RAISING_CALLS", "torch.accelerator calls that raise without an accelerator.", accel_raising)
     names("ACCELERATOR_SAFE_CALLS", "torch.accelerator calls that return normally without an accelerator.", accel_safe)
     names("AVAILABILITY_CHECKS", "Calls that tell whether an accelerator is present.", availability_checks())
+    names("NON_TENSOR_CLASSES", "Classes no tensor is an instance of: what `isinstance(x, C)` tells about `x`.", non_tensor_classes())
     return out.getvalue().rstrip("\n") + "\n"
 
 

@@ -41,6 +41,21 @@ def flat(args: Arguments) -> Arguments:
     return out
 
 
+def only_arguments(args: Arguments, node: cst.Call, keep: frozenset[int | str]) -> Arguments:
+    """The arguments passed at the positions or keywords in `keep`."""
+    out: Arguments = []
+    index = 0
+    for (expr, value), arg in zip(args, node.args):
+        if arg.keyword is not None:
+            if arg.keyword.value in keep:
+                out.append((expr, value))
+        elif not arg.star:
+            if index in keep:
+                out.append((expr, value))
+            index += 1
+    return out
+
+
 def keyword(node: cst.Call, name: str) -> cst.Arg | None:
     for arg in node.args:
         if arg.keyword is not None and arg.keyword.value == name:

@@ -10,7 +10,7 @@ import libcst as cst
 from devlint.analysis import facts as F
 from devlint.analysis import torch_calls
 from devlint.analysis.class_facts import owns_no_state, wrapped_parameters
-from devlint.analysis.call_arguments import arguments, flat, maybe_moved_module, wraps_what_it_is_given
+from devlint.analysis.call_arguments import arguments, flat, maybe_moved_module, only_arguments, wraps_what_it_is_given
 from devlint.analysis.evaluation import Arguments, Evaluation
 from devlint.analysis.events import Operand
 from devlint.analysis.expressions import batch_value, iterate
@@ -289,6 +289,8 @@ def call_value(run: Evaluation, node: cst.Call, callee: Value, func: cst.BaseExp
         return torch_calls.typed_tensor(run, node, callee.place)
     if callee.kind is Kind.MODULE or callee.kind is Kind.UNKNOWN and callee.place.known:
         module = Operand(func, callee, "module") if callee.place.known and callee.cls not in SCATTERING_WRAPPERS else None
+        if callee.checked is not None:
+            args = only_arguments(args, node, callee.checked)  # `nn.CTCLoss()(log_probs, targets, cpu_lengths, ...)`
         result = combine(run, node, flat(args), module=module)
         if callee.place.known:
             return Value(Kind.TENSOR, callee.place, callee.origin) if result.kind is not Kind.UNKNOWN or result.place.kind is PlaceKind.UNKNOWN else result

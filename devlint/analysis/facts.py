@@ -118,6 +118,9 @@ class Value:
     function: str = ""  # a torch factory held as a value (`win = torch.hann_window`): calling it calls the factory
     text: str = ""  # a string constant (`window="hann_window"`), for `getattr(torch, window)`
     mapping: bool = False  # SEQ: a mapping whose values are `elem`; iterating it yields its keys
+    # MODULE: the arguments of a call of it whose devices must agree (`nn.CTCLoss`: `log_probs`
+    # only), where not all of them; at a join, those every class checks.
+    checked: frozenset[int | str] | None = None
 
     def at(self, place: Place, origin: Origin | None = None, **changes: object) -> "Value":
         return replace(self, place=place, origin=origin or self.origin, **changes)  # type: ignore[arg-type]
@@ -171,7 +174,15 @@ def join(a: Value, b: Value) -> Value:
         dims=a.dims if a.dims == b.dims else None,
         cpu_path=a.cpu_path or b.cpu_path,
         mapping=a.mapping or b.mapping,
+        checked=_checked_by_both(a.checked, b.checked),
     )
+
+
+def _checked_by_both(a: frozenset[int | str] | None, b: frozenset[int | str] | None) -> frozenset[int | str] | None:
+    """A value that may be either module compares only the arguments both compare (None: all)."""
+    if a is None:
+        return b
+    return a if b is None else a & b
 
 
 def _fresh_cpu(value: Value) -> bool:

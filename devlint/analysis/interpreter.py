@@ -24,6 +24,7 @@ from devlint.analysis.expressions import EVALUATORS, batch_value, check_indices,
 from devlint.analysis.facts import CPU, INPUT_DEVICE, MODULE_DEVICE, Kind, Origin, Place, PlaceKind, Value
 from devlint.analysis.guards import string_value
 from devlint.analysis.naming import is_device_name, is_loader_name
+from devlint.analysis.narrowing import not_tensors
 from devlint.analysis.placement import combine, write_into
 from devlint.analysis.program import ClassInfo, FunctionInfo
 from devlint.analysis.shapes import holds_nothing, number_parameter, size_sources
@@ -552,9 +553,10 @@ class FunctionRun:
         self.eval(stmt.test)
         orelse = stmt.orelse
         cpu_in_body, cpu_in_else = self._cpu_tested(stmt.test)
-        if isinstance(orelse, cst.If) or cpu_in_body or cpu_in_else:
+        narrowed = not_tensors(self, stmt.test)
+        if isinstance(orelse, cst.If) or cpu_in_body or cpu_in_else or narrowed:
             before = self.env
-            outcomes = [self._run_branch(stmt.body, before, cpu_in_body)]
+            outcomes = [self._run_narrowed(stmt.body, before, cpu_in_body, narrowed)]
             if isinstance(orelse, cst.If):
                 outcomes.append(self._run_branch_stmt(orelse, before, cpu_in_else))
             elif orelse is not None:
@@ -605,6 +607,23 @@ class FunctionRun:
         self.env = start.fork()
         with self._on_the_cpu(cpu):
             falls = self.exec_block(_suite(suite))
+        return self.env, falls
+
+    def _run_narrowed(self, suite: cst.BaseSuite, start: "Env", cpu: Place | None, narrowed: dict[str, Value]) -> tuple["Env", bool]:
+        """A branch under `isinstance(x, np.ndarray)`: there `x` is no tensor. Past the branch, a
+        name the branch did not rebind is again what it was before."""
+        self.env = start.fork()
+        for name, value in narrowed.items():
+            self.env[name] = value
+        with self._on_the_cpu(cpu):
+            falls = self.exec_block(_suite(suite))
+        for name, value in narrowed.items():
+            if self.env.get(name) is value:
+                self.env.written.discard(name)
+                if name in start:
+                    dict.__setitem__(self.env, name, start[name])
+                else:
+                    dict.__delitem__(self.env, name)
         return self.env, falls
 
     def _run_branch_stmt(self, stmt: cst.CSTNode, start: "Env", cpu: Place | None = None) -> tuple["Env", bool]:

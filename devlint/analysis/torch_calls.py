@@ -9,7 +9,16 @@ import libcst as cst
 
 from devlint.analysis import dimensions
 from devlint.analysis import facts as F
-from devlint.analysis.call_arguments import arguments, device_keyword, flat, keyword, keywords_unpacked, maybe_moved_module, wraps_what_it_is_given
+from devlint.analysis.call_arguments import (
+    arguments,
+    device_keyword,
+    flat,
+    keyword,
+    keywords_unpacked,
+    maybe_moved_module,
+    only_arguments,
+    wraps_what_it_is_given,
+)
 from devlint.analysis.class_facts import nn_owns_no_state
 from devlint.analysis.evaluation import Arguments, Evaluation
 from devlint.analysis.events import CpuArgumentOnDevice, NumpyOnDevice, Operand
@@ -24,7 +33,7 @@ from devlint.analysis.shapes import full_reduction
 from devlint.analysis.usage import imports_other_tensors, own_members, tensor_parameters
 from devlint.analysis.torchapi import (
     converts_to_array,
-    CPU_ARGUMENTS,
+    device_checked_arguments,
     CPU_REQUIRED_ARGUMENTS,
     CROSS_DEVICE_METHODS,
     CUDA_TENSOR_TYPES,
@@ -269,10 +278,10 @@ def _torch_function(run: Evaluation, node: cst.Call, qualified: str) -> Value:
         return Value(Kind.TENSOR, CPU, scalar=True)  # a shape, always on the CPU, used as sizes
     if qualified in CPU_REQUIRED_ARGUMENTS:
         _check_cpu_argument(run, node, qualified, args)
-    if qualified in CPU_ARGUMENTS:
+    keep = device_checked_arguments(qualified)
+    if keep is not None:
         # Arguments PyTorch wants on the CPU whatever the device (RNN lengths, CTC targets).
-        keep = CPU_ARGUMENTS[qualified]
-        args = [(expr, value) for index, ((expr, value), arg) in enumerate(zip(args, node.args)) if (arg.keyword.value if arg.keyword else index) in keep]
+        args = only_arguments(args, node, keep)
     result = combine(run, node, flat(args))
     if result.kind is Kind.UNKNOWN and result.place.kind is PlaceKind.FOLLOWS:
         result = replace(result, kind=Kind.TENSOR)
@@ -411,8 +420,14 @@ def factory(run: Evaluation, node: cst.Call, qualified: str) -> Value:
 
 
 def construct_module(run: Evaluation, node: cst.Call, qualified: str) -> Value:
-    args = arguments(run, node)
     leaf = qualified.rsplit(".", 1)[-1]
+    value = _construct_module(run, node, leaf)
+    checked = device_checked_arguments(leaf)
+    return value if checked is None else replace(value, checked=checked)
+
+
+def _construct_module(run: Evaluation, node: cst.Call, leaf: str) -> Value:
+    args = arguments(run, node)
     wrapped = [value for _, value in args if value.kind is Kind.MODULE]
     if leaf in MODULE_CONTAINERS:
         children = [(value.elem or F.UNKNOWN) if value.kind is Kind.SEQ else value for _, value in args]  # `*layers` comes as its elements
@@ -581,7 +596,9 @@ def move(run: Evaluation, node: cst.Call, method: str, receiver: Value) -> Value
         kind = Kind.MODULE
     # `.to(dtype=...)` keeps the place: a conversion, not a move the code chose.
     origin = replace(run.origin(node, what), moved=method in ("cuda", "cpu") or place != receiver.place)
-    return Value(kind, place, origin, cls=receiver.cls, elem=receiver.elem if receiver.kind is Kind.SEQ else None, dims=dims, scalar=dims == 0)
+    return Value(
+        kind, place, origin, cls=receiver.cls, elem=receiver.elem if receiver.kind is Kind.SEQ else None, dims=dims, scalar=dims == 0, checked=receiver.checked
+    )
 
 
 def _type_target(run: Evaluation, arg: tuple[cst.CSTNode, Value], receiver: Value) -> Place:

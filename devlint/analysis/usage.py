@@ -6,10 +6,13 @@ it passes where torch takes nothing but a tensor (`torch.index_select(x, ...)`,
 `F.conv2d(x, w)`, both read from torch's operator schemas) is a tensor: neither an `nn.Module`, a numpy array, a pandas object, a PIL image
 nor a builtin container has those members (the lists come from the
 libraries themselves, tools/gen_torch_api.py). A member that a class of the
-file defines proves nothing: the parameter may be one of those objects.
+file defines proves nothing: the parameter may be one of those objects. Nor
+does a use after the name was bound to a new value (`x = np.array(x)`).
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 import libcst as cst
 
@@ -80,15 +83,72 @@ def tensor_parameters(func: FunctionInfo, program: Program, names: ImportTable) 
 def _tensor_parameters(func: FunctionInfo, names: ImportTable, excluded: frozenset[str]) -> frozenset[str]:
     params = {p.name.value for p in func.params}
     found = {p.name.value for p in func.params if p.annotation is not None and _tensor_annotation(p.annotation.annotation, names)}
-    for node in descendants(func.node.body, enter=lambda n: type(n) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+    for node, rebound in _reads(func.node.body, frozenset(), params):
         if type(node) is cst.Attribute and type(node.value) is cst.Name:  # type: ignore[attr-defined]
             name = node.value.value  # type: ignore[attr-defined]
             member = node.attr.value  # type: ignore[attr-defined]
-            if name in params and member in TENSOR_ONLY_MEMBERS and member not in excluded:
+            if name in params and name not in rebound and member in TENSOR_ONLY_MEMBERS and member not in excluded:
                 found.add(name)
         elif type(node) is cst.Call:
-            found.update(_passed_as_tensors(node, params, names, excluded))  # type: ignore[arg-type]
+            found.update(_passed_as_tensors(node, params - rebound, names, excluded))  # type: ignore[arg-type]
     return frozenset(found)
+
+
+_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+_SUITES = (cst.IndentedBlock, cst.SimpleStatementSuite)
+
+
+def _reads(suite: cst.BaseSuite, rebound: frozenset[str], params: set[str]) -> Iterator[tuple[cst.CSTNode, frozenset[str]]]:
+    """The nodes of the suite, each with the parameters a new value has replaced on every path
+    there: `x = np.array(x)` then `x = torch.FloatTensor(x)` makes `x.permute` a use of the new
+    tensor, not of the parameter. A replacement inside a branch does not hold after it."""
+    for statement in suite.body:
+        if isinstance(statement, _SCOPES):
+            continue
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                yield from ((node, rebound) for node in descendants(small, enter=lambda n: type(n) not in _SCOPES))
+                rebound |= _replaced(small, params)
+        elif isinstance(statement, cst.BaseSmallStatement):  # `if c: x = f(x); x.long()`
+            yield from ((node, rebound) for node in descendants(statement, enter=lambda n: type(n) not in _SCOPES))
+            rebound |= _replaced(statement, params)
+        else:
+            for node in descendants(statement, enter=lambda n: type(n) not in _SCOPES and type(n) not in _SUITES):
+                if type(node) in _SUITES:
+                    yield from _reads(node, rebound, params)  # type: ignore[arg-type]
+                else:
+                    yield node, rebound
+
+
+def _replaced(small: cst.BaseSmallStatement, params: set[str]) -> frozenset[str]:
+    """Parameters this statement binds to a new value: one that does not mention them, or a call
+    that takes them (`x = np.array(x)`, `index = torch.as_tensor(index)`), not their own members
+    (`x = x.to(device)`, `x = x[0]`: what those show of the result they show of `x`)."""
+    if isinstance(small, cst.Assign):
+        targets = [target.target for target in small.targets]
+    elif isinstance(small, cst.AnnAssign) and small.value is not None:
+        targets = [small.target]
+    else:
+        return frozenset()
+    value = small.value
+    assert value is not None
+    found = set()
+    for target in targets:
+        for node in descendants(target):
+            if type(node) is cst.Name and node.value in params and _new_value(value, node.value):  # type: ignore[attr-defined]
+                found.add(node.value)  # type: ignore[attr-defined]
+    return frozenset(found)
+
+
+def _new_value(value: cst.BaseExpression, param: str) -> bool:
+    if not any(type(node) is cst.Name and node.value == param for node in descendants(value)):  # type: ignore[attr-defined]
+        return True
+    if not isinstance(value, cst.Call):
+        return False
+    root: cst.BaseExpression = value
+    while isinstance(root, (cst.Call, cst.Attribute, cst.Subscript)):
+        root = root.func if isinstance(root, cst.Call) else root.value
+    return not (isinstance(root, cst.Name) and root.value == param)
 
 
 def _passed_as_tensors(call: cst.Call, params: set[str], names: ImportTable, excluded: frozenset[str]) -> set[str]:

@@ -43,6 +43,13 @@ def takes_device(qualified: str) -> bool:
     return qualified in FACTORIES_WITH_DEVICE
 
 
+# -- what is not a tensor ----------------------------------------------------------------------
+# `isinstance(x, C)` with one of these (numpy's arrays and scalars, PIL images, pandas' objects,
+# builtins as `builtins.list`) is true only where `x` is no tensor.
+NON_TENSOR_CLASSES = _data.NON_TENSOR_CLASSES
+# Of them, the containers: what they hold is not known.
+CONTAINER_CLASSES = frozenset({"builtins.list", "builtins.tuple", "builtins.dict", "builtins.set", "builtins.frozenset"})
+
 # -- dtypes and what `.to()` can be told -------------------------------------------------------
 DTYPES = _data.DTYPES
 DIMS_PRESERVING_METHODS = _data.DIMS_PRESERVING_METHODS
@@ -107,6 +114,20 @@ CPU_ARGUMENTS: dict[str, frozenset[int | str]] = {
     "torch.nn.functional.ctc_loss": frozenset({0, "log_probs"}),
     "torch.ctc_loss": frozenset({0, "log_probs"}),
 }
+# Modules whose `forward` hands its leading arguments, in order, to one functional: calling the
+# module checks devices as that function does. `nn.CTCLoss.forward(log_probs, targets,
+# input_lengths, target_lengths)` returns `F.ctc_loss(...)` of them, which copies the lengths to
+# the CPU itself (LossCTC.cpp: `input_lengths.to(Device(at::kCPU), at::kLong)`; cuDNN wants them
+# there) and moves the targets to `log_probs`' device.
+MODULE_FUNCTIONALS: dict[str, str] = {"CTCLoss": "torch.nn.functional.ctc_loss"}
+
+
+def device_checked_arguments(qualified: str) -> frozenset[int | str] | None:
+    """The positions and keywords of `qualified` (a function, or a torch.nn class's leaf name for a
+    call of such a module) whose tensors must share a device; None when all of them must."""
+    return CPU_ARGUMENTS.get(MODULE_FUNCTIONALS.get(qualified, qualified))
+
+
 # Arguments PyTorch requires on the CPU, as (position, keyword): a tensor on an accelerator there
 # raises. `pack_padded_sequence` documents `lengths` "must be on the CPU if provided as a tensor"
 # (since PyTorch 1.7).

@@ -1,0 +1,74 @@
+"""What `isinstance` tests tell about a name inside the branch they guard."""
+
+from __future__ import annotations
+
+import builtins
+
+import libcst as cst
+
+from devlint.analysis.evaluation import Evaluation
+from devlint.analysis.facts import Kind, Origin, Value
+from devlint.analysis.torchapi import CONTAINER_CLASSES, NON_TENSOR_CLASSES
+from devlint.names import dotted_name
+
+_BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+def not_tensors(run: Evaluation, test: cst.BaseExpression) -> dict[str, Value]:
+    """The names `test` shows are no tensor where it is true: `isinstance(img, Image.Image)`,
+    `isinstance(a, (list, tuple)) and a`. Each gets a value of its own (no tensor, nowhere)."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return not_tensors(run, test.left) | not_tensors(run, test.right)
+    if not (isinstance(test, cst.Call) and dotted_name(test.func) == "isinstance" and run.lookup("isinstance") is None):
+        return {}
+    if len(test.args) != 2 or any(arg.keyword is not None or arg.star for arg in test.args):
+        return {}
+    name = dotted_name(test.args[0].value)
+    classes = _classes(run, test.args[1].value)
+    if name is None or not classes or not classes <= NON_TENSOR_CLASSES:
+        return {}
+    held = run.lookup(name)
+    if held is not None and held.kind not in (Kind.TENSOR, Kind.UNKNOWN):
+        # Known to be no tensor already (a device string, a list, a module): the test tells
+        # nothing new, and `if isinstance(device, str): device = torch.device(device)` keeps it.
+        return {}
+    origin = Origin(test, f"an instance of `{run.source(test.args[1].value)}`")
+    if classes <= CONTAINER_CLASSES:
+        return {name: Value(Kind.SEQ, origin=origin, elem=_elements(held), mapping=classes == {"builtins.dict"})}
+    if classes.isdisjoint(CONTAINER_CLASSES):
+        return {name: Value(Kind.SCALAR, origin=origin, scalar=True)}
+    return {name: Value(Kind.UNKNOWN, origin=origin)}
+
+
+def _elements(held: Value | None) -> Value | None:
+    """What a container holds that the analysis took for one tensor. A model's output that is a
+    tuple (`out = model(x.to(device))`, then `if isinstance(out, tuple): out = out[0]`) holds what
+    the model computed, where it computed it; a list given to `forward` holds inputs of the module,
+    which are on its device as its other inputs are. A parameter, taken for a tensor only from how
+    the body uses it, holds what the caller put there: not known (open3d-ml's
+    `np.array(ary, dtype='float32')` under `isinstance(ary, list)` converts numbers)."""
+    if held is None or not held.place.known:
+        return None
+    return held
+
+
+def _classes(run: Evaluation, node: cst.BaseExpression) -> frozenset[str]:
+    """The qualified classes of `C` or `(C1, C2)`; empty if one of them is not known."""
+    elements = [el.value for el in node.elements] if isinstance(node, cst.Tuple) else [node]
+    found: set[str] = set()
+    for element in elements:
+        qualified = run.qualify(element)
+        if qualified is None and isinstance(element, cst.Name) and element.value in _BUILTIN_NAMES and _unbound(run, element.value):
+            qualified = f"builtins.{element.value}"
+        if qualified is None:
+            return frozenset()
+        found.add(qualified)
+    return frozenset(found)
+
+
+def _unbound(run: Evaluation, name: str) -> bool:
+    """The builtin itself: no variable, function, class or import of the file is called so."""
+    program = run.solver.program
+    return run.lookup(name) is None and name not in program.classes and name not in run.solver.names.bindings and not any(
+        f.name == name for f in program.functions
+    )
