@@ -506,7 +506,6 @@ def test_a_list_annotated_to_hold_tensors_is_read_by_numpy_but_a_mapping_is_not(
     assert findings(source) == [("DL302", 11, 12)]
 
 
-<<<<<<< HEAD
 def test_matplotlib_axes_read_their_data_through_numpy() -> None:
     # SA-ConvLSTM's evaluator: `axs = subfig.subplots(1, n)` for each of `fig.subfigures(...)`, then
     # `ax.imshow(frame_data[0, 0, fidx])` on the model's output; fastai's course notebook:
@@ -566,7 +565,8 @@ def test_the_axes_an_array_of_axes_and_a_figure_hold() -> None:
             ax.set_title(fig.suptitle)
     """
     assert findings(source) == [("DL302", 9, 9), ("DL302", 11, 9)]
-=======
+
+
 # -- isinstance tests: a name is no tensor where `isinstance(x, <non-tensor class>)` holds ----------
 def test_a_pil_image_converted_under_isinstance_is_no_tensor() -> None:
     # shap-e util/image_util.py `resize`: `img` is a tensor by its later `.permute`, but on the
@@ -710,4 +710,3 @@ def test_a_device_string_tested_with_isinstance_stays_a_device() -> None:
         return torch.zeros(3) + y
     """
     assert findings(source) == [("DL303", 9, 12)]
->>>>>>> g9
