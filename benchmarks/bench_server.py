@@ -8,7 +8,8 @@ N times, it changes one character (as typing does) and measures the time
 from sending `textDocument/didChange` to receiving the `publishDiagnostics`
 of that version; the next change is sent once those arrived. The edits rotate
 over four places inside functions and classes, where typing happens; edits
-in the import block at the top of the file are measured apart.
+in the import block at the top of the file, and Enter at the end of a line
+in a function (every line after it moves), are measured apart.
 
 Right after each edit's diagnostics arrived, it times the engine's check of
 the same text with a whole parse in this process (what the server's warm
@@ -48,6 +49,8 @@ EDITS = [
     ("evaluation", "losses = torch.zeros(eval_iters)", "losses = torch.zeros(eval_iters+0)"),
 ]
 IMPORT_EDIT = ("import block", "import random\n", "import randomm\n")
+# Enter at the end of a line in a function, and its undo: every line after it moves.
+LINE_EDIT = ("a line added", "losses = torch.zeros(eval_iters)\n", "losses = torch.zeros(eval_iters)\n\n")
 
 
 class Client(LanguageClient):
@@ -68,7 +71,7 @@ def whole_check(text: str) -> float:
     return time.perf_counter() - start
 
 
-async def measure(edits: int) -> tuple[list[float], list[float], list[float], list[str]]:
+async def measure(edits: int) -> tuple[list[float], list[float], list[float], list[float], list[str]]:
     client = Client()
 
     @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
@@ -119,10 +122,11 @@ async def measure(edits: int) -> tuple[list[float], list[float], list[float], li
             # Side by side, so that the machine's drift moves both alike; the server is idle meanwhile.
             whole.append(whole_check(text))
         imports = [await change(toggled(*IMPORT_EDIT[1:])) for _ in range(max(4, edits // 8))]
+        lines = [await change(toggled(*LINE_EDIT[1:])) for _ in range(max(4, edits // 8))]
         await client.shutdown_async(None)
         client.exit(None)
         await client.stop()
-    return typing, whole, imports, first_codes
+    return typing, whole, imports, lines, first_codes
 
 
 def new_process_per_keystroke(runs: int) -> float:
@@ -148,7 +152,7 @@ def main() -> None:
     lines = script().count("\n")
     print(f"devlint server latency: didChange -> publishDiagnostics, {lines}-line training script")
     print(f"  {os.cpu_count()} cores; Python {platform.python_version()}; load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    typing, whole, imports, codes = asyncio.run(measure(args.edits))
+    typing, whole, imports, added, codes = asyncio.run(measure(args.edits))
     ms = [t * 1000 for t in typing]
     print(f"  diagnostics on open: {', '.join(codes)}")
     print(f"  edits inside functions and classes ({len(ms)}, rotating over {', '.join(e[0] for e in EDITS)}):")
@@ -158,6 +162,8 @@ def main() -> None:
     )
     at_top = [t * 1000 for t in imports]
     print(f"  edits in the import block at the top ({len(at_top)}): median {statistics.median(at_top):6.1f} ms")
+    newline = [t * 1000 for t in added]
+    print(f"  a line added or removed in a function ({len(newline)}): median {statistics.median(newline):6.1f} ms")
     ratios = [t / w for t, w in zip(typing, whole)]
     print("  side by side with each edit, in this process:")
     print(f"    the engine's check of the same text with a whole parse: median {statistics.median(whole) * 1000:6.1f} ms")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from urllib.parse import urlparse
+from urllib.request import url2pathname
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -16,10 +17,11 @@ from devlint import __version__
 from devlint.pages import rule_page
 from devlint.server import actions
 from devlint.server.diagnostics import diagnostic
+from devlint.server.notebooks import by_cell, cells_of, notebook_text
 from devlint.server.scheduler import Analysed, Scheduler, Snapshot
 from devlint.server.text_positions import TextLines
 from devlint.server.worker_process import WorkerProcess
-from devlint.server.workspace_config import WorkspaceConfig
+from devlint.server.workspace_config import Resolved, WorkspaceConfig
 
 # pyproject.toml, and the files its `extend` may name: any TOML file.
 CONFIG_SUFFIX = ".toml"
@@ -31,7 +33,15 @@ class DevlintServer(LanguageServer):
     def __init__(self) -> None:
         # Full sync: pygls applies incremental edits by `str.splitlines`, which also
         # breaks lines at form feeds and other separators that Python and LSP do not.
-        super().__init__("devlint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Full)
+        super().__init__(
+            "devlint",
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Full,
+            notebook_document_sync=types.NotebookDocumentSyncOptions(
+                [types.NotebookDocumentFilterWithCells(cells=[types.NotebookCellLanguage("python")], notebook="jupyter-notebook")],
+                save=True,
+            ),
+        )
         self.worker = WorkerProcess()
         self.scheduler = Scheduler(self.worker, self.snapshot, self.publish, self.log)
         self.config: WorkspaceConfig | None = None
@@ -39,11 +49,28 @@ class DevlintServer(LanguageServer):
 
     # -- documents ---------------------------------------------------------
     def snapshot(self, uri: str) -> Snapshot | None:
+        notebook = self.workspace.notebook_documents.get(uri)
+        if notebook is not None:
+            texts = {cell.document: self.workspace.text_documents[cell.document].source for cell in notebook.cells if cell.document in self.workspace.text_documents}
+            cells = cells_of(notebook, texts)
+            path = self._local_path(uri)
+            resolved = self._settings_for(path)
+            name = str(path) if path else uri
+            if not name.lower().endswith(".ipynb"):
+                name += ".ipynb"  # read as a notebook whatever the editor calls it (`untitled:Untitled-1`)
+            return Snapshot(uri, notebook.version, notebook_text(cells), name, resolved.settings, resolved.excluded, cells)
         document = self.workspace.text_documents.get(uri)
         if document is None or not is_python(uri, document.language_id):
             return None
-        local = urlparse(uri).scheme == "file" and document.path
-        path = Path(document.path) if local else None
+        path = self._local_path(uri)
+        resolved = self._settings_for(path)
+        return Snapshot(uri, document.version, document.source, str(path) if path else uri, resolved.settings, resolved.excluded)
+
+    def _local_path(self, uri: str) -> Path | None:
+        parsed = urlparse(uri)
+        return Path(url2pathname(parsed.path)) if parsed.scheme == "file" else None
+
+    def _settings_for(self, path: Path | None) -> Resolved:
         resolved = self._config().for_document(path)
         if resolved.error is not None and resolved.error not in self._config_errors:
             self._config_errors.add(resolved.error)
@@ -52,7 +79,7 @@ class DevlintServer(LanguageServer):
             )
         elif resolved.error is None:
             self._config_errors.clear()
-        return Snapshot(uri, document.version, document.source, str(path) if path else uri, resolved.settings, resolved.excluded)
+        return resolved
 
     def _config(self) -> WorkspaceConfig:
         if self.config is None:
@@ -66,6 +93,13 @@ class DevlintServer(LanguageServer):
 
     def publish(self, result: Analysed) -> None:
         snap = result.snapshot
+        if snap.cells:
+            texts = {cell.uri: cell.text for cell in snap.cells}
+            for cell_uri, findings in by_cell(result.findings, snap.cells).items():
+                lines = self.lines(texts[cell_uri])
+                diagnostics = [diagnostic(finding, lines, cell_uri) for finding in findings]
+                self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(cell_uri, diagnostics))
+            return
         lines = self.lines(snap.text)
         diagnostics = [diagnostic(finding, lines, snap.uri) for finding in result.findings]
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(snap.uri, diagnostics, version=snap.version))
@@ -81,6 +115,8 @@ class DevlintServer(LanguageServer):
         for uri in list(self.workspace.text_documents):
             if self.is_tracked(uri):
                 self.scheduler.request(uri)
+        for uri in list(self.workspace.notebook_documents):
+            self.scheduler.request(uri)
 
 
 def is_python(uri: str, language_id: str | None) -> bool:
@@ -88,7 +124,7 @@ def is_python(uri: str, language_id: str | None) -> bool:
     if parsed.scheme == "vscode-notebook-cell" or parsed.path.lower().endswith(".ipynb"):
         # A notebook, or one of its cells, which an editor sends as a Python document of its
         # own: checked alone it would miss the cells before it (and read IPython magics as
-        # syntax errors). Notebooks are not served yet; `devlint check` reads them whole.
+        # syntax errors). A notebook document is checked whole (devlint.server.notebooks).
         return False
     if language_id:
         return language_id == "python"
@@ -137,6 +173,25 @@ def build() -> DevlintServer:
         uri = params.text_document.uri
         ls.scheduler.forget(uri, urlparse(uri).path)
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, []))
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+    def notebook_opened(ls: DevlintServer, params: types.DidOpenNotebookDocumentParams) -> None:
+        ls.scheduler.request(params.notebook_document.uri)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    def notebook_changed(ls: DevlintServer, params: types.DidChangeNotebookDocumentParams) -> None:
+        ls.scheduler.request(params.notebook_document.uri, debounced=True)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
+    def notebook_saved(ls: DevlintServer, params: types.DidSaveNotebookDocumentParams) -> None:
+        ls.scheduler.request(params.notebook_document.uri)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    def notebook_closed(ls: DevlintServer, params: types.DidCloseNotebookDocumentParams) -> None:
+        uri = params.notebook_document.uri
+        ls.scheduler.forget(uri, urlparse(uri).path)
+        for cell in params.cell_text_documents:
+            ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(cell.uri, []))
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched_files(ls: DevlintServer, params: types.DidChangeWatchedFilesParams) -> None:

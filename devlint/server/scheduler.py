@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from devlint.config import Settings
 from devlint.finding import Finding, Position
 from devlint.server.jobs import Job, Outcome
+from devlint.server.notebooks import NotebookCell
 from devlint.server.worker_process import WorkerGone, WorkerProcess
 
 # Coalesces the bursts an editor sends for one action (a paste, an auto-closed
@@ -36,6 +37,7 @@ class Snapshot:
     path: str
     settings: Settings
     excluded: bool = False  # matched by `exclude` with `force-exclude`: reported clean, as by the CLI
+    cells: "tuple[NotebookCell, ...]" = ()  # a notebook's cells, whose documents get its findings
 
     def same_text(self, other: "Snapshot | None") -> bool:
         return other is not None and other.version == self.version and other.text == self.text
