@@ -98,7 +98,10 @@ class Origin:
     moved: bool = False  # placed by an explicit move (`.to(device)`, `.cuda()`): the code chose where
 
 
-@dataclass(frozen=True)
+# Not frozen: a frozen dataclass sets each of the fields through object.__setattr__, and the
+# analysis makes a Value for every expression it evaluates. Nothing changes a Value once made
+# (`replace` makes another), so it hashes by its fields as a frozen one does.
+@dataclass(unsafe_hash=True, slots=True)
 class Value:
     kind: Kind = Kind.UNKNOWN
     place: Place = UNKNOWN_PLACE
