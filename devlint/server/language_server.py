@@ -205,6 +205,9 @@ def build() -> DevlintServer:
     async def code_action(ls: DevlintServer, params: types.CodeActionParams) -> list[types.CodeAction]:
         uri = params.text_document.uri
         only = params.context.only
+        notebook = ls.workspace.get_notebook_document(cell_uri=uri)
+        if notebook is not None:
+            return await _cell_actions(ls, notebook.uri, uri, params.range, only)
         result = await ls.scheduler.settled(uri, _SETTLE_S)
         if result is None:
             return []
@@ -253,6 +256,20 @@ def build() -> DevlintServer:
         await ls.scheduler.close()
 
     return server
+
+
+async def _cell_actions(
+    ls: DevlintServer, notebook: str, cell: str, within: types.Range, only: list[str] | None
+) -> list[types.CodeAction]:
+    """A notebook cell's quick fixes, from the check of the whole notebook (no fix-all: the
+    notebook's fixes may span cells; `devlint check --fix` applies them)."""
+    result = await ls.scheduler.settled(notebook, _SETTLE_S)
+    document = ls.workspace.text_documents.get(cell)
+    texts = {c.uri: c.text for c in result.snapshot.cells} if result is not None else {}
+    if result is None or document is None or texts.get(cell) != document.source or not actions.wanted(types.CodeActionKind.QuickFix, only):
+        return []
+    findings = by_cell(result.findings, result.snapshot.cells)[cell]
+    return actions.quick_fixes(findings, ls.lines(document.source), cell, document.version, within)
 
 
 def _resolves_edits(ls: DevlintServer) -> bool:

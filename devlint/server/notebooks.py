@@ -6,8 +6,8 @@ chosen in cell 2 is the one cell 7 moves its batches to) and read IPython
 magics as syntax errors. So the server checks the cells together: it writes
 them as the notebook JSON the CLI reads (devlint.notebook joins the code cells,
 blanks IPython syntax and says in which cell each finding lies) and publishes
-each finding on its cell's document. Cell numbers count every cell, markdown
-too, as the notebook file does.
+each finding on its cell's document, its fix's edits as offsets in that cell.
+Cell numbers count every cell, markdown too, as the notebook file does.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 from lsprotocol import types
 
-from devlint.finding import Finding, Position
+from devlint.finding import Edit, Finding, Fix, Position
 
 
 @dataclass(frozen=True)
@@ -60,13 +60,33 @@ def by_cell(findings: Sequence[Finding], cells: Sequence[NotebookCell]) -> dict[
     for finding in findings:
         span = finding.cell
         if span is not None and 1 <= span.cell <= len(cells):
+            cell = cells[span.cell - 1]
             # Related places are lines of the joined cells: the message itself names their cells.
-            found[cells[span.cell - 1].uri].append(_moved(finding, span.start, span.end))
+            found[cell.uri].append(replace(finding, start=span.start, end=span.end, related=(), cell=None, fix=_in_cell(finding.fix, span.cell, cell.text)))
         elif first_code is not None:
-            found[first_code].append(_moved(finding, Position(1, 1), Position(1, 1)))
+            found[first_code].append(replace(finding, start=Position(1, 1), end=Position(1, 1), related=(), cell=None, fix=None))
     return found
 
 
-def _moved(finding: Finding, start: Position, end: Position) -> Finding:
-    # No fix: a fix's edits are offsets in the joined cells (`devlint check --fix` writes them back).
-    return replace(finding, start=start, end=end, related=(), cell=None, fix=None)
+def _in_cell(fix: Fix | None, number: int, text: str) -> Fix | None:
+    """The fix with its edits as offsets in the cell's text; none where an edit lies in another
+    cell or is not placed (`devlint check --fix` applies those)."""
+    if fix is None:
+        return None
+    starts = [0] + [index + 1 for index, char in enumerate(text) if char == "\n"]
+    edits = []
+    for edit in fix.edits:
+        if edit.cell != number or edit.start_position is None or edit.end_position is None:
+            return None
+        start, end = _offset(starts, edit.start_position, len(text)), _offset(starts, edit.end_position, len(text))
+        if start is None or end is None:
+            return None
+        edits.append(Edit(start, end, edit.replacement, edit.start_position, edit.end_position))
+    return replace(fix, edits=tuple(edits))
+
+
+def _offset(starts: list[int], position: Position, length: int) -> int | None:
+    if not 1 <= position.line <= len(starts):
+        return None
+    offset = starts[position.line - 1] + position.column - 1
+    return offset if offset <= length else None

@@ -10,7 +10,7 @@ from lsprotocol import types
 
 from .session import WAIT_S, Session, session
 
-SETUP = "import torch\n\nmodel = torch.nn.Linear(2, 2)\n"
+SETUP = 'import torch\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\nmodel = torch.nn.Linear(2, 2)\n'
 NOTES = "# Training\nThe model goes to the GPU below.\n"
 MOVE = "%matplotlib inline\nmodel = model.cuda()\n"
 
@@ -56,6 +56,16 @@ def test_a_notebook_is_checked_whole_and_each_finding_shown_in_its_cell(tmp_path
             assert diag.message.startswith("`model.cuda()` hardcodes a CUDA GPU")
             assert await _published(lsp, first, 1) == []
             assert await _published(lsp, notes, 1) == []
+
+            # Its quick fixes, as a Python file's: the edit is in the cell's own lines.
+            params = types.CodeActionParams(types.TextDocumentIdentifier(second), diag.range, types.CodeActionContext(diagnostics=[]))
+            found = list(await lsp.client.text_document_code_action_async(params) or [])
+            assert [a.title for a in found] == ["Use `.to(device)` (DL101)", "Silence DL101 on this line (# noqa: DL101)"]
+            assert found[0].edit is not None and found[0].edit.document_changes is not None
+            [change] = found[0].edit.document_changes
+            assert isinstance(change, types.TextDocumentEdit) and change.text_document.uri == second
+            [text_edit] = change.edits
+            assert (text_edit.range.start.line, text_edit.range.start.character, text_edit.new_text) == (1, 14, "to(device)")
 
             # Editing cell 3 checks the notebook again: the finding goes.
             lsp.client.notebook_document_did_change(
