@@ -102,10 +102,22 @@ def _unconditional_calls(function: ast.FunctionDef | ast.AsyncFunctionDef) -> It
             return
 
 
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
 def _may_return(statement: ast.stmt) -> bool:
     if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return False
-    return any(isinstance(node, ast.Return) for node in _own_nodes(statement))
+    # A `return` is a statement: only the blocks of compound statements can hold one, never
+    # their expressions, which are most of the nodes.
+    blocks: list[ast.AST] = [statement]
+    while blocks:
+        for child in ast.iter_child_nodes(blocks.pop()):
+            if isinstance(child, ast.Return):
+                return True
+            if isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)) and not isinstance(child, _SCOPES):
+                blocks.append(child)
+    return False
 
 
 def _own_nodes(node: ast.AST) -> Iterator[ast.AST]:
