@@ -8,6 +8,7 @@ needs to know what a handful of imported roots (`torch`, `nn`, `np`, `F`,
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterable
 
 import libcst as cst
@@ -27,6 +28,17 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
         parts.append(node.value)
         return ".".join(reversed(parts))
     return None
+
+
+def ast_dotted_name(node: ast.expr) -> str | None:
+    """`dotted_name` for CPython's tree (the summaries of files no rule parses read it)."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
 
 
 def is_none(node: cst.BaseExpression | None) -> bool:

@@ -21,6 +21,8 @@ import sys
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 
+from devlint.names import ast_dotted_name
+
 _PROCESS_GROUP = "torch.distributed.init_process_group"
 LOCAL = "."  # a call of a function of the same file: `.default_setup`
 _NOT_PROJECT = frozenset({"torch", "builtins", *sys.stdlib_module_names})  # names no project file defines
@@ -90,7 +92,7 @@ def _unconditional_calls(function: ast.FunctionDef | ast.AsyncFunctionDef) -> It
             if isinstance(value, ast.Await):
                 value = value.value
             if isinstance(value, ast.Call):
-                name = _dotted(value.func)
+                name = ast_dotted_name(value.func)
                 if name is not None:
                     yield Call(
                         name,
@@ -133,7 +135,7 @@ def _starts_itself(function: ast.FunctionDef | ast.AsyncFunctionDef, bindings: d
     parameter of the function that defaults to "nccl" and that the body never rebinds."""
     for statement in function.body:
         value = getattr(statement, "value", None) if isinstance(statement, (ast.Expr, ast.Assign, ast.AnnAssign)) else None
-        if isinstance(value, ast.Call) and _qualified(_dotted(value.func) or "", bindings) == _PROCESS_GROUP:
+        if isinstance(value, ast.Call) and _qualified(ast_dotted_name(value.func) or "", bindings) == _PROCESS_GROUP:
             backend = _backend(value)
             if isinstance(backend, ast.Constant) and backend.value == "nccl":
                 return NO_PARAMETER
@@ -164,16 +166,6 @@ def _nccl_parameter(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str)
             return None  # rebound in the body
     index = next((i for i, a in enumerate(positional) if a.arg == name), -1)
     return name, index
-
-
-def _dotted(node: ast.expr) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    return ".".join([node.id, *reversed(parts)])
 
 
 def _qualified(dotted: str, bindings: dict[str, str]) -> str | None:

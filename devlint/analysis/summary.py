@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 
 from devlint.analysis.facts import Kind, PlaceFact, PlaceKind, Value
 from devlint.analysis.nccl_start import Call, nccl_facts
+from devlint.names import ast_dotted_name
 
 
 @dataclass(frozen=True)
@@ -154,11 +155,5 @@ def summarise_imports(path: str, tree: ast.Module, module_name: str | None, is_p
 
 
 def _qualified_base(node: ast.expr, bindings: dict[str, str]) -> str:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return ""
-    root = bindings.get(node.id, node.id)
-    return ".".join([root, *reversed(parts)])
+    root, dot, rest = (ast_dotted_name(node) or "").partition(".")
+    return f"{bindings.get(root, root)}{dot}{rest}" if root else ""

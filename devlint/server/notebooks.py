@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from lsprotocol import types
 
 from devlint.finding import Edit, Finding, Fix, Position
+from devlint.positions import line_starts
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ def _in_cell(fix: Fix | None, number: int, text: str) -> Fix | None:
     cell or is not placed (`devlint check --fix` applies those)."""
     if fix is None:
         return None
-    starts = [0] + [index + 1 for index, char in enumerate(text) if char == "\n"]
+    starts = line_starts(text)  # every line break a finding's position counts: \r\n, \r, \n
     edits = []
     for edit in fix.edits:
         if edit.cell != number or edit.start_position is None or edit.end_position is None:
