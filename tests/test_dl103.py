@@ -26,6 +26,12 @@ def test_runtime_calls_outside_a_guard() -> None:
         "`torch.cuda.synchronize()` raises on a machine without CUDA (a laptop, a Mac, CPU-only CI); run it only "
         "where CUDA is (`if torch.cuda.is_available():`) or only for a CUDA device (`if device.type == \"cuda\":`)"
     )
+    # torch.accelerator runs on MPS or XPU as well: a Mac with MPS does not raise, only a machine with no accelerator.
+    assert [f.message for f in lint(source, DL103)][4] == (
+        "`torch.accelerator.synchronize()` raises on a machine without an accelerator (CPU-only CI, a server or laptop "
+        "without a GPU); run it only where one is (`if torch.accelerator.is_available():`) or only for an accelerator "
+        "device (`if device.type != \"cpu\":`)"
+    )
 
 
 def test_calls_that_return_without_cuda_are_not_reported() -> None:

@@ -57,9 +57,17 @@ class CudaRuntimeCall(Rule):
             # ordinals that only multi-GPU wrappers read.
             return
         call = " ".join(self.ctx.module.code_for_node(node.func).split())
-        self.report_unless_guarded(
-            node,
-            f"`{call}()` raises on a machine without CUDA (a laptop, a Mac, CPU-only CI); "
-            "run it only where CUDA is (`if torch.cuda.is_available():`) or only for a CUDA device (`if device.type == \"cuda\":`)",
-        )
+        if qualified.startswith("torch.accelerator."):
+            # It runs on whichever accelerator the build has (MPS on a Mac): only a machine with none raises.
+            message = (
+                f"`{call}()` raises on a machine without an accelerator (CPU-only CI, a server or laptop without a GPU); "
+                "run it only where one is (`if torch.accelerator.is_available():`) or only for an accelerator device "
+                "(`if device.type != \"cpu\":`)"
+            )
+        else:
+            message = (
+                f"`{call}()` raises on a machine without CUDA (a laptop, a Mac, CPU-only CI); run it only where CUDA is "
+                "(`if torch.cuda.is_available():`) or only for a CUDA device (`if device.type == \"cuda\":`)"
+            )
+        self.report_unless_guarded(node, message)
 
