@@ -1,6 +1,6 @@
 """Speed of `devlint check` against plain libcst parsing and the linters users know, side by side.
 
-    .venv/bin/python benchmarks/bench_static.py [TREE] [--install-tools] [--skip torchfix,fixit] [--pairs N]
+    .venv/bin/python benchmarks/bench_static.py [TREE] [--install-tools] [--skip torchfix,fixit] [--pairs N] [--project-pairs N]
 
 TREE defaults to the Python sources of the installed torch package. The
 files devlint's own discovery finds in TREE are copied into a scratch folder
@@ -17,6 +17,11 @@ this one run:
 - with `--pairs N`, N more back-to-back pairs of plain parsing and devlint's
   cold run; the cold goal is then judged on the median of the pairs' ratios,
   which drift cannot move the way it moves runs minutes apart;
+- with `--project-pairs N`, N back-to-back pairs of devlint's cold run as
+  shipped and the same run with the project pass off (each file checked
+  alone, as before issue 15): the cost of reading the project, measured on
+  today's analysis rather than against an older version whose analysis did
+  less;
 - TorchFix 0.7 (all rules) and Fixit 2.2 (default rules), each from a
   virtual environment of its own (TorchFix pins an older libcst). With
   `--install-tools` the script creates them under $DEVLINT_BENCH_VENVS
@@ -73,6 +78,17 @@ for path in paths:
     except Exception:
         failed += 1
 print(len(paths), failed)
+"""
+
+# devlint's own command with the engine's project pass off: every file checked alone.
+_FILES_ALONE = """
+import sys
+import devlint.engine as engine
+from devlint.cli import main
+check_files = engine.check_files
+engine.check_files = lambda *args, **kwargs: check_files(*args, **{**kwargs, "project": False})
+sys.argv[0] = "devlint"
+main()
 """
 
 
@@ -218,6 +234,16 @@ def paired_ratios(tree: Path, files: list[Path], work: Path, timeout: float, pai
             yield cold.seconds / parse.seconds
 
 
+def project_cost(tree: Path, work: Path, timeout: float, pairs: int) -> Iterator[tuple[Timing, Timing]]:
+    """Cold devlint as shipped and with each file checked alone, back to back (alternating order)."""
+    config = work / "devlint.toml"
+    args = ["check", str(tree), "--config", str(config), "--no-color", "--exit-zero", "--no-cache"]
+    for index in range(pairs):
+        runs = [("project", [*DEVLINT, *args]), ("alone", [str(PYTHON), "-c", _FILES_ALONE, *args])]
+        timed = {label: run(label, command, work, timeout) for label, command in (runs if index % 2 == 0 else runs[::-1])}
+        yield timed["project"], timed["alone"]
+
+
 def external_runs(files: list[Path], tree: Path, work: Path, args: argparse.Namespace) -> list[Timing]:
     out = [parse_run(files, work, args.timeout, "libcst parse only, after devlint")]
     for name in ("torchfix", "fixit"):
@@ -325,6 +351,10 @@ def main() -> None:
     parser.add_argument("--sample", type=int, help="measure only about this many files, spread evenly over the tree")
     parser.add_argument("--long-lines", type=int, default=16_000, help="statements in the longest function (default 16000)")
     parser.add_argument(
+        "--project-pairs", type=int, default=0,
+        help="also time devlint's cold run with and without the project pass back to back this many times (issue 15's cost goal)",
+    )
+    parser.add_argument(
         "--pairs", type=int, default=0,
         help="also time plain parsing and devlint's cold run back to back this many times; the cold goal is then judged on the median pair",
     )
@@ -393,6 +423,19 @@ def main() -> None:
             per = startup.seconds + max(warm.seconds - startup.seconds, 0.0) * 1600 / len(files)
             print(f"    warm <= 1.0 s for ~1,600 files: {warm.seconds:.2f} s for {len(files)} files, "
                   f"start-up {startup.seconds:.2f} s, so {per:.2f} s for 1,600  {'met' if per <= 1.0 else 'NOT met'}")
+        if args.project_pairs > 0:
+            print("\n  the project pass (issue 15): cold runs as shipped / with every file checked alone, back to back:", flush=True)
+            wall, cpu = [], []
+            for shipped, alone in project_cost(copy, work, args.timeout, args.project_pairs):
+                if shipped.seconds and alone.seconds and shipped.cpu and alone.cpu and not (shipped.timed_out or alone.timed_out):
+                    wall.append(shipped.seconds / alone.seconds)
+                    cpu.append(shipped.cpu / alone.cpu)
+                    print(f"    pair {len(wall)}: wall {shipped.seconds:.2f}s / {alone.seconds:.2f}s = {wall[-1]:.3f}x, "
+                          f"cpu {shipped.cpu:.2f}s / {alone.cpu:.2f}s = {cpu[-1]:.3f}x", flush=True)
+            if cpu:
+                worth = statistics.median(cpu)
+                print(f"    median: wall {statistics.median(wall):.3f}x, cpu {worth:.3f}x;"
+                      f" project pass costs <= 1.10x: {'met' if worth <= 1.10 else 'NOT met'} (on cpu time: the machine is shared)")
         print(f"  load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
 
         if "scaling" not in args.skip:
