@@ -8,7 +8,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from devlint.analysis.dataflow import DeviceAnalysis
+from devlint.analysis.dataflow import DeviceAnalysis, returns_a_value
 from devlint.analysis.facts import CPU, UNKNOWN_PLACE, Place, PlaceKind, conflicting, join_places
 from devlint.config import Settings
 from devlint.engine import check_bytes
@@ -594,3 +594,27 @@ def test_a_raise_in_a_loop_leaves_the_function_not_the_loop() -> None:
         return torch.cat(assigned, axis=0)
     """
     assert findings(source) == []
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("def f():\n    return 1\n", True),
+        ("def f():\n    return\n", False),
+        ("def f(): return x\n", True),
+        ("def f():\n    if a: return x\n", True),
+        ("def f():\n    if a:\n        pass\n    elif b:\n        pass\n    else:\n        return 3\n", True),
+        ("def f():\n    try:\n        pass\n    except E:\n        return 1\n", True),
+        ("def f():\n    try:\n        pass\n    finally:\n        return 1\n", True),
+        ("def f():\n    for a in b:\n        pass\n    else:\n        return 2\n", True),
+        ("async def f():\n    async with a:\n        async for b in c:\n            return 1\n", True),
+        ("def f():\n    match a:\n        case 1:\n            return 2\n", True),
+        ("def f():\n    def g():\n        return 1\n    x = lambda: 3\n", False),
+        ("def f():\n    class A:\n        def g(self): return 1\n", False),
+    ],
+)
+def test_returns_a_value_reads_every_suite_of_the_function_but_no_nested_scope(source: str, expected: bool) -> None:
+    # A function that returns no value is not run again for callers in other files.
+    function = cst.parse_module(source).body[0]
+    assert isinstance(function, cst.FunctionDef)
+    assert returns_a_value(function) is expected

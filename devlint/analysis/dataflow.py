@@ -209,7 +209,7 @@ class Solver:
         parameters on the devices a caller chooses. The helpers it calls were summarised for
         this file's calls too: a place one of them gave it is not known for another caller."""
         summary = self.summaries.get(func.key, F.UNKNOWN)
-        if "<calls>" not in self.param_facts.get(func.key, {}):
+        if "<calls>" not in self.param_facts.get(func.key, {}) or not returns_a_value(func.node):
             return summary
         saved = (self.recording, self.default_place, self.param_facts, self._fresh, self._next_summaries, self._next_params,
                  self._next_attrs, self._next_envs, self._next_moves, self._events)
@@ -398,3 +398,37 @@ class Solver:
 
     def _attrs(self, cls_key: str, attrs: dict[str, Value]) -> None:
         self._next_attrs[cls_key] = attrs
+
+
+def returns_a_value(func: cst.FunctionDef) -> bool:
+    """Whether some `return` of the function's own body gives a value: without one it returns
+    None to every caller, however they call it."""
+    # Statements only: a `return` is never inside an expression, and expressions are most nodes.
+    blocks: list[cst.CSTNode] = [func.body]
+    while blocks:
+        block = blocks.pop()
+        for statement in getattr(block, "body", ()):
+            if isinstance(statement, cst.Return):
+                if statement.value is not None:
+                    return True
+            elif isinstance(statement, cst.SimpleStatementLine):
+                blocks.append(statement)
+            elif isinstance(statement, cst.BaseCompoundStatement) and not isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                blocks.extend(_clauses(statement))
+    return False
+
+
+def _clauses(statement: cst.BaseCompoundStatement) -> list[cst.CSTNode]:
+    """The suites of a compound statement: its body, `else`/`elif`, handlers, `finally`, cases."""
+    clauses: list[cst.CSTNode] = [] if isinstance(statement, cst.Match) else [statement.body]
+    orelse = getattr(statement, "orelse", None)
+    if isinstance(orelse, cst.If):
+        clauses.extend(_clauses(orelse))
+    elif orelse is not None:
+        clauses.append(orelse.body)
+    clauses.extend(handler.body for handler in getattr(statement, "handlers", ()))
+    final = getattr(statement, "finalbody", None)
+    if final is not None:
+        clauses.append(final.body)
+    clauses.extend(case.body for case in getattr(statement, "cases", ()))
+    return clauses
