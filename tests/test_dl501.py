@@ -258,3 +258,78 @@ def test_a_learning_rate_schedulers_state_holds_no_tensors() -> None:
         """
     )
     assert found == [("DL501", 9, 35)]
+
+
+def test_a_url_parameter_fed_only_pytorch_published_weights() -> None:
+    # torchreid's init_pretrained_weights(model, model_url) in densenet/resnet/pcb/shufflenetv2.py
+    # and torchvision's densenet.py `_load_state_dict(model, model_urls[arch], progress)`: every
+    # call in the file passes an entry of the file's table of download.pytorch.org weights (a
+    # `None` entry names no file: torchreid returns early on it).
+    assert positions(
+        """
+        from torch.hub import load_state_dict_from_url
+        from torch.utils import model_zoo
+
+        model_urls = {
+            "densenet121": "https://download.pytorch.org/models/densenet121-a639ec97.pth",
+            "shufflenetv2_x1.5": None,
+        }
+
+        def _load_state_dict(model, model_url, progress):
+            state_dict = load_state_dict_from_url(model_url, progress=progress)
+            model.load_state_dict(state_dict)
+
+        def init_pretrained_weights(model, model_url):
+            if model_url is None:
+                return
+            model.load_state_dict(model_zoo.load_url(model_url), strict=False)
+
+        def _densenet(arch, model, pretrained, progress):
+            if pretrained:
+                _load_state_dict(model, model_urls[arch], progress)
+            return model
+
+        def shufflenet(model):
+            init_pretrained_weights(model, model_urls["densenet121"])
+            init_pretrained_weights(model, model_url=model_urls["shufflenetv2_x1.5"])
+            return model
+        """
+    ) == []
+
+
+def test_a_url_parameter_is_reported_where_a_call_may_pass_another_file() -> None:
+    # Unknown stays reported: a call with another URL, a use other than a call (handed on, so
+    # any caller), no call at all in the file, a rebound parameter, a method.
+    assert positions(
+        """
+        from torch.utils import model_zoo
+
+        model_urls = {"resnet50": "https://download.pytorch.org/models/resnet50-19c8e357.pth"}
+        other = {"osnet": "https://drive.google.com/uc?id=1LaG1EJpHrxdAxKnSCJ_i0u-nbxSAeiFY"}
+
+        def mixed(model, url):
+            model.load_state_dict(model_zoo.load_url(url))
+
+        def handed_on(model, url):
+            model.load_state_dict(model_zoo.load_url(url))
+
+        def uncalled(model, url):
+            model.load_state_dict(model_zoo.load_url(url))
+
+        def rebound(model, url):
+            url = url.replace("https", "http")
+            model.load_state_dict(model_zoo.load_url(url))
+
+        class Net:
+            def init(self, url):
+                self.load_state_dict(model_zoo.load_url(url))
+
+        def build(model, net):
+            mixed(model, model_urls["resnet50"])
+            mixed(model, other["osnet"])
+            handed_on(model, model_urls["resnet50"])
+            loaders = [handed_on]
+            rebound(model, model_urls["resnet50"])
+            net.init(model_urls["resnet50"])
+        """
+    ) == [("DL501", 7, 27), ("DL501", 10, 27), ("DL501", 13, 27), ("DL501", 17, 27), ("DL501", 21, 30)]

@@ -50,8 +50,9 @@ class LoadWithoutMapLocation(Rule):
     Whether the file names an accelerator says nothing here: the checkpoint
     was saved elsewhere (released weights, a run resumed on another machine).
     PyTorch's own published weights (a `https://download.pytorch.org/models/`
-    URL, or a module-level table of them such as torchvision's `model_urls`)
-    are not reported: they are saved from CPU tensors. A load of a checkpoint the same script saved (same path expression, also
+    URL, or a module-level table of them such as torchvision's `model_urls`,
+    also reaching a helper's parameter through every call of the helper in its
+    file) are not reported: they are saved from CPU tensors. A load of a checkpoint the same script saved (same path expression, also
     through `with open(path) as f`), and a load from a temporary directory
     (pytest's `tmp_path`, `tempfile.TemporaryDirectory()`) are not reported:
     that file was written on the machine reading it. A learning-rate scheduler's state holds
@@ -75,16 +76,20 @@ class LoadWithoutMapLocation(Rule):
         self._schedulers: set[str] = set()  # names bound to a learning-rate scheduler
         self._loaded_into: dict[int, str] = {}  # id(load) -> `sched` for `sched.load_state_dict(torch.load(...))`
         self._scopes: list[int] = []  # the functions the walk is in, innermost last
+        self._functions: list[cst.FunctionDef] = []  # the same functions' nodes
+        self._fed_published: dict[tuple[int, str], bool] = {}  # (function, parameter) -> every call passes PyTorch's weights
         # Per function, innermost last: does a name hold a temporary path (False: it shadows one)?
         self._frames: list[dict[str, bool]] = [{}]
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._frames.append(_parameter_frame(node.params))
         self._scopes.append(id(node))
+        self._functions.append(node)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._frames.pop()
         self._scopes.pop()
+        self._functions.pop()
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         self._frames.append(_parameter_frame(node.params))
@@ -142,8 +147,22 @@ class LoadWithoutMapLocation(Rule):
             return text.startswith(_CPU_PUBLISHED)
         if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name):
             table = _module_table(self.ctx.module, expr.value.value)
-            return table is not None and bool(table) and all(url.startswith(_CPU_PUBLISHED) for url in table)
+            urls = [url for url in table or () if url is not None]  # a `None` entry names no file
+            return bool(urls) and all(url.startswith(_CPU_PUBLISHED) for url in urls)
         return False
+
+    def _parameter_fed_published(self, expr: cst.BaseExpression) -> bool:
+        """A parameter holds what the calls pass: torchvision's `_load_state_dict(model, model_url)`
+        and torchreid's `init_pretrained_weights(model, model_url)` are called in their own file
+        only, each call with an entry of the file's `model_urls` table."""
+        if not isinstance(expr, cst.Name) or len(self._functions) != 1 or len(self._frames) != 2:
+            return False  # not directly in a function's body (a lambda's, a nested function's)
+        function, parameter = self._functions[0], expr.value
+        key = (id(function), parameter)
+        if key not in self._fed_published:
+            arguments = _arguments_of_every_call(self.ctx.module, function, parameter)
+            self._fed_published[key] = arguments is not None and all(self._published_by_pytorch(arg) for arg in arguments)
+        return self._fed_published[key]
 
     def _text(self, expr: cst.BaseExpression) -> str:
         name = dotted_name(expr)
@@ -183,8 +202,10 @@ class LoadWithoutMapLocation(Rule):
         path = node.args[0].value if node.args and not node.args[0].keyword else None
         if path is not None and self._temporary_path(path):
             return
-        if qualified in DOWNLOAD_LOADS and node.args and self._published_by_pytorch(node.args[0].value):
-            return
+        if qualified in DOWNLOAD_LOADS and node.args:
+            url = node.args[0].value
+            if self._published_by_pytorch(url) or self._parameter_fed_published(url):
+                return
         self._pending.append((node, scope, self._text(path) if path is not None else None, path is not None and self._is_local(path)))
 
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -205,8 +226,8 @@ class LoadWithoutMapLocation(Rule):
             )
 
 
-def _module_table(module: cst.Module, name: str) -> list[str] | None:
-    """The string values of a module-level `name = {...}` dict literal (None: not one)."""
+def _module_table(module: cst.Module, name: str) -> list[str | None] | None:
+    """The values of a module-level `name = {...}` dict literal of strings and `None`s (None: not one)."""
     for stmt in module.body:
         if not isinstance(stmt, cst.SimpleStatementLine):
             continue
@@ -214,6 +235,83 @@ def _module_table(module: cst.Module, name: str) -> list[str] | None:
             if isinstance(small, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name for t in small.targets):
                 if not isinstance(small.value, cst.Dict):
                     return None
-                values = [string_value(element.value) for element in small.value.elements if isinstance(element, cst.DictElement)]
-                return None if None in values else values  # type: ignore[return-value]
+                values: list[str | None] = []
+                for element in small.value.elements:
+                    if not isinstance(element, cst.DictElement):
+                        return None  # `**other`: entries this file does not show
+                    text = string_value(element.value)
+                    if text is None and not (isinstance(element.value, cst.Name) and element.value.value == "None"):
+                        return None
+                    values.append(text)
+                return values
     return None
+
+
+def _arguments_of_every_call(module: cst.Module, function: cst.FunctionDef, parameter: str) -> list[cst.BaseExpression] | None:
+    """What each call of a module-level function passes for `parameter`, where the file shows
+    every use of the function as a plain call (None: it is used otherwise, never called, or
+    the parameter is rebound in its body). Calls from other files are not seen."""
+    params = [*function.params.posonly_params, *function.params.params]
+    every = [*params, *function.params.kwonly_params]
+    if function not in module.body or parameter not in {p.name.value for p in every} or _rebinds(function, parameter):
+        return None
+    name = function.name.value
+    position = next((i for i, p in enumerate(params) if p.name.value == parameter), None)
+    default = next((p.default for p in every if p.name.value == parameter), None)
+    uses = [n for n in descendants(module) if type(n) is cst.Name and n.value == name and n is not function.name]  # type: ignore[attr-defined]
+    calls = [n for n in descendants(module) if type(n) is cst.Call and type(n.func) is cst.Name and n.func.value == name]  # type: ignore[attr-defined]
+    if not calls or len(uses) != len(calls) or _defined_twice(module, name):
+        return None
+    arguments = []
+    for call in calls:
+        argument = _argument_for(call, position, parameter, default)  # type: ignore[arg-type]
+        if argument is None:
+            return None
+        arguments.append(argument)
+    return arguments
+
+
+def _argument_for(call: cst.Call, position: int | None, parameter: str, default: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    if any(arg.star for arg in call.args):
+        return None  # `f(*args)`: which argument lands where is not shown
+    keyword = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == parameter), None)
+    if keyword is not None:
+        return keyword
+    positional = [arg.value for arg in call.args if arg.keyword is None]
+    if position is not None and position < len(positional):
+        return positional[position]
+    return default
+
+
+def _rebinds(function: cst.FunctionDef, name: str) -> bool:
+    """Does the body assign the name (`model_url = args.url`), anywhere in it?"""
+    for node in descendants(function.body):
+        targets: list[cst.CSTNode] = []
+        if isinstance(node, cst.AssignTarget):
+            targets = [node.target]
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+            targets = [node.target]
+        elif isinstance(node, (cst.For, cst.CompFor)):
+            targets = [node.target]
+        elif isinstance(node, cst.AsName):
+            targets = [node.name]
+        elif isinstance(node, cst.NamedExpr):
+            targets = [node.target]
+        elif isinstance(node, (cst.Global, cst.Nonlocal)):
+            targets = [item.name for item in node.names]
+        if any(type(n) is cst.Name and n.value == name for t in targets for n in descendants(t)):  # type: ignore[attr-defined]
+            return True
+    return False
+
+
+def _defined_twice(module: cst.Module, name: str) -> bool:
+    """Another module-level binding of the function's name: calls may reach either."""
+    bound = 0
+    for stmt in module.body:
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and stmt.name.value == name:
+            bound += 1
+        elif isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign) and any(type(t.target) is cst.Name and t.target.value == name for t in small.targets):  # type: ignore[attr-defined]
+                    bound += 1
+    return bound > 1
