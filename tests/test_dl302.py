@@ -635,6 +635,54 @@ def test_isinstance_with_a_tensor_class_among_the_classes_narrows_nothing() -> N
     assert findings(source) == [("DL302", 7, 16)]
 
 
+def test_where_isinstance_of_torch_tensor_is_false_the_name_is_no_tensor() -> None:
+    # YOLOv5's xyxy2xywh as CodeFormer's facelib carries it: numpy copies what is not a tensor.
+    source = """
+    import numpy as np
+    import torch
+
+
+    def xyxy2xywh(x):
+        y = x.clone() if isinstance(x, torch.Tensor) else np.copy(x)
+        return y
+
+
+    def early(x):
+        if isinstance(x, torch.Tensor):
+            return x.clone()
+        return np.copy(x)
+
+
+    def chain(x):
+        if torch.is_tensor(x):
+            y = x.clone()
+        elif isinstance(x, list):
+            y = np.array(x)
+        else:
+            y = np.copy(x)
+        return y
+
+
+    def negated(x):
+        y = np.copy(x) if not isinstance(x, torch.Tensor) else x.clone()
+        return y
+
+
+    def tensor_branch(x):
+        if isinstance(x, torch.Tensor):
+            y = x.clone()
+            return y.numpy()
+        return x
+
+
+    def falls_through(x: torch.Tensor):
+        if isinstance(x, torch.Tensor):
+            x = x.float()
+        return np.copy(x)
+    """
+    assert findings(source) == [("DL302", 34, 16), ("DL302", 41, 12)]
+
+
 def test_a_rebound_builtin_name_is_not_the_builtin() -> None:
     source = """
     import numpy as np

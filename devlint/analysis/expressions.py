@@ -15,6 +15,7 @@ from devlint.analysis.events import Operand
 from devlint.analysis.facts import CPU, MODULE_DEVICE, Kind, Place, PlaceKind, Value
 from devlint.analysis.guards import device_type_of_string, string_value
 from devlint.analysis.naming import CONFIG_NAMES, is_device_name
+from devlint.analysis.narrowing import not_tensors, not_tensors_unless
 from devlint.analysis.placement import combine
 from devlint.analysis.torchapi import (
     ACCELERATOR_TYPES,
@@ -256,8 +257,8 @@ def eval_boolean(run: Evaluation, node: cst.BooleanOperation) -> Value:
 
 def eval_ifexp(run: Evaluation, node: cst.IfExp) -> Value:
     run.eval(node.test)
-    body = run.eval(node.body)
-    orelse = run.eval(node.orelse)
+    body = _eval_narrowed(run, node.body, not_tensors(run, node.test))
+    orelse = _eval_narrowed(run, node.orelse, not_tensors_unless(run, node.test))
     if body.kind is Kind.DEVICE and orelse.kind is Kind.DEVICE and body.place != orelse.place:
         # The device-selection idiom: "the device", named by what it is assigned to.
         return Value(Kind.DEVICE, Place(PlaceKind.DEVICE))
@@ -265,6 +266,17 @@ def eval_ifexp(run: Evaluation, node: cst.IfExp) -> Value:
         # Its legacy form: `Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor`.
         return Value(Kind.TENSOR_TYPE, Place(PlaceKind.DEVICE))
     return F.join(body, orelse)
+
+
+def _eval_narrowed(run: Evaluation, node: cst.BaseExpression, narrowed: dict[str, Value]) -> Value:
+    """An operand of `a if test else b` where the test shows names to be no tensor
+    (`x.clone() if isinstance(x, torch.Tensor) else np.copy(x)`)."""
+    if not narrowed:
+        return run.eval(node)
+    with run.forked():
+        for name, value in narrowed.items():
+            run.env[name] = value
+        return run.eval(node)
 
 
 def eval_named(run: Evaluation, node: cst.NamedExpr) -> Value:

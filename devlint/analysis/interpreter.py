@@ -24,7 +24,7 @@ from devlint.analysis.expressions import EVALUATORS, batch_value, check_indices,
 from devlint.analysis.facts import CPU, INPUT_DEVICE, MODULE_DEVICE, Kind, Origin, Place, PlaceKind, Value
 from devlint.analysis.guards import string_value
 from devlint.analysis.naming import is_device_name, is_loader_name
-from devlint.analysis.narrowing import not_tensors
+from devlint.analysis.narrowing import not_tensors, not_tensors_unless
 from devlint.analysis.placement import combine, write_into
 from devlint.analysis.program import ClassInfo, FunctionInfo
 from devlint.analysis.shapes import holds_nothing, number_parameter, size_sources
@@ -554,15 +554,22 @@ class FunctionRun:
         orelse = stmt.orelse
         cpu_in_body, cpu_in_else = self._cpu_tested(stmt.test)
         narrowed = not_tensors(self, stmt.test)
-        if isinstance(orelse, cst.If) or cpu_in_body or cpu_in_else or narrowed:
+        excluded = not_tensors_unless(self, stmt.test)
+        if isinstance(orelse, cst.If) or cpu_in_body or cpu_in_else or narrowed or excluded:
             before = self.env
             outcomes = [self._run_narrowed(stmt.body, before, cpu_in_body, narrowed)]
             if isinstance(orelse, cst.If):
-                outcomes.append(self._run_branch_stmt(orelse, before, cpu_in_else))
+                outcomes.append(self._run_narrowed(orelse, before, cpu_in_else, excluded))
             elif orelse is not None:
-                outcomes.append(self._run_branch(orelse.body, before, cpu_in_else))
+                outcomes.append(self._run_narrowed(orelse.body, before, cpu_in_else, excluded))
             else:
-                outcomes.append((before.fork(), True))
+                rest = before.fork()
+                if not outcomes[0][1]:
+                    # `if isinstance(x, torch.Tensor): return x.clone()`: only the path where
+                    # the test is false goes on, so past the `if` x is no tensor.
+                    for name, value in excluded.items():
+                        rest[name] = value
+                outcomes.append((rest, True))
             return self._merge(outcomes, before)
         branches: list[cst.BaseSuite] = [stmt.body]
         if orelse is not None:
@@ -609,14 +616,15 @@ class FunctionRun:
             falls = self.exec_block(_suite(suite))
         return self.env, falls
 
-    def _run_narrowed(self, suite: cst.BaseSuite, start: "Env", cpu: Place | None, narrowed: dict[str, Value]) -> tuple["Env", bool]:
-        """A branch under `isinstance(x, np.ndarray)`: there `x` is no tensor. Past the branch, a
-        name the branch did not rebind is again what it was before."""
+    def _run_narrowed(self, branch: cst.BaseSuite | cst.If, start: "Env", cpu: Place | None, narrowed: dict[str, Value]) -> tuple["Env", bool]:
+        """A branch under `isinstance(x, np.ndarray)` (or an `elif`/`else` of
+        `isinstance(x, torch.Tensor)`): there `x` is no tensor. Past the branch, a name the branch
+        did not rebind is again what it was before."""
         self.env = start.fork()
         for name, value in narrowed.items():
             self.env[name] = value
         with self._on_the_cpu(cpu):
-            falls = self.exec_block(_suite(suite))
+            falls = self.exec_stmt(branch) if isinstance(branch, cst.If) else self.exec_block(_suite(branch))
         for name, value in narrowed.items():
             if self.env.get(name) is value:
                 self.env.written.discard(name)

@@ -16,9 +16,12 @@ _BUILTIN_NAMES = frozenset(dir(builtins))
 
 def not_tensors(run: Evaluation, test: cst.BaseExpression) -> dict[str, Value]:
     """The names `test` shows are no tensor where it is true: `isinstance(img, Image.Image)`,
-    `isinstance(a, (list, tuple)) and a`. Each gets a value of its own (no tensor, nowhere)."""
+    `isinstance(a, (list, tuple)) and a`, `not torch.is_tensor(x)`. Each gets a value of its own
+    (no tensor, nowhere)."""
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
         return not_tensors(run, test.left) | not_tensors(run, test.right)
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return not_tensors_unless(run, test.expression)
     if not (isinstance(test, cst.Call) and dotted_name(test.func) == "isinstance" and run.lookup("isinstance") is None):
         return {}
     if len(test.args) != 2 or any(arg.keyword is not None or arg.star for arg in test.args):
@@ -72,3 +75,24 @@ def _unbound(run: Evaluation, name: str) -> bool:
     return run.lookup(name) is None and name not in program.classes and name not in run.solver.names.bindings and not any(
         f.name == name for f in program.functions
     )
+
+
+def not_tensors_unless(run: Evaluation, test: cst.BaseExpression) -> dict[str, Value]:
+    """The names `test` shows are no tensor where it is false: the `else` of
+    `isinstance(x, torch.Tensor)` or `torch.is_tensor(x)` (`x.clone() if isinstance(x, torch.Tensor)
+    else np.copy(x)`), of `a or b` when both are false, of `not t` where `t` is true."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+        return not_tensors_unless(run, test.left) | not_tensors_unless(run, test.right)
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return not_tensors(run, test.expression)
+    if not isinstance(test, cst.Call) or any(arg.keyword is not None or arg.star for arg in test.args):
+        return {}
+    if dotted_name(test.func) == "isinstance" and run.lookup("isinstance") is None and len(test.args) == 2:
+        # Only `torch.Tensor` itself: a tensor that is no `nn.Parameter` or `FloatTensor` is still a tensor.
+        tested = _classes(run, test.args[1].value) == {"torch.Tensor"}
+    else:
+        tested = run.qualify(test.func) == "torch.is_tensor" and len(test.args) == 1
+    name = dotted_name(test.args[0].value) if tested else None
+    if name is None:
+        return {}
+    return {name: Value(Kind.UNKNOWN, origin=Origin(test, f"no tensor where `{run.source(test)}` is false"))}
