@@ -139,6 +139,11 @@ def construct_local(run: Evaluation, node: cst.Call, cls: ClassInfo) -> Value:
 
 
 def _note_args(run: Evaluation, target: FunctionInfo, node: cst.Call, args: Arguments, skip_self: bool) -> None:
+    if target is run.func:
+        # A function calling itself hands on pieces its own body took from its inputs (skorch's
+        # `to_numpy(val)` for each value of a dict, Open3D-ML's `_convert_to_numpy(ary.numpy())`):
+        # where those live is what its other callers say, not something this call adds.
+        return
     params = target.params[1:] if skip_self else target.params
     facts: dict[str, Value] = {}
     positional = [value for (_, value), arg in zip(args, node.args) if arg.keyword is None and not arg.star]
