@@ -781,3 +781,28 @@ def test_a_recursive_call_says_nothing_of_where_the_callers_put_their_tensors() 
         return X.numpy()
     """
     assert findings(source) == [("DL302", 9, 12)]
+
+
+def test_a_recursive_call_on_tensors_the_body_made_is_a_call() -> None:
+    # taming-transformers' custom_collate (torch's default_collate): numpy arrays become CPU
+    # tensors and the function recurses on them; numbers are batched on the CPU on another path.
+    source = """
+    import collections
+
+    import numpy as np
+    import torch
+
+
+    def collate(batch):
+        elem = batch[0]
+        if isinstance(elem, torch.Tensor):
+            return torch.stack(batch, 0)
+        elif isinstance(elem, np.ndarray):
+            return collate([torch.as_tensor(b) for b in batch])
+        elif isinstance(elem, float):
+            return torch.tensor(batch, dtype=torch.float64)
+        elif isinstance(elem, collections.abc.Mapping):
+            return {key: collate([d[key] for d in batch]) for key in elem}
+        return [collate(samples) for samples in zip(*batch)]
+    """
+    assert findings(source) == []
