@@ -87,6 +87,10 @@ class ImportTable(cst.CSTVisitor):
             else:
                 root = full.split(".")[0]
                 self.bindings[root] = root
+                if full != root:
+                    # `import flair.nn` binds `flair` and loads `flair.nn`, whose names the file
+                    # then reaches as `flair.nn.X`: kept under the dotted path, which no name spells.
+                    self.bindings[full] = full
         return False
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:

@@ -758,3 +758,99 @@ def test_a_device_string_tested_with_isinstance_stays_a_device() -> None:
         return torch.zeros(3) + y
     """
     assert findings(source) == [("DL303", 9, 12)]
+
+
+# -- `is_cuda` tells CUDA from the rest, not accelerators from the CPU ----------------------------
+def test_a_tensor_moved_to_the_cpu_only_when_it_is_on_cuda() -> None:
+    # skorch's to_numpy (fixed for Apple silicon): an MPS tensor skips the branch and reaches
+    # `.numpy()` where it is. The same fact broke snntorch (`"cuda" if data.is_cuda else "cpu"`)
+    # and mmaction2 (a layer moved with `.cuda()` only when its sibling's weights are on CUDA).
+    source = """
+    import torch
+
+
+    def to_numpy(X: torch.Tensor):
+        if X.is_cuda:
+            X = X.cpu()
+        return X.numpy()
+
+
+    def to_array(X: torch.Tensor):
+        X = X.detach().cpu() if X.device.type == "cuda" else X
+        return X.numpy()
+    """
+    assert findings(source) == [("DL302", 7, 12), ("DL302", 12, 12)]
+    assert messages(source)[0] == (
+        "`.numpy()` on `X`, which is on `X`'s device, which the caller chooses (moved to the CPU only when `X.is_cuda`: "
+        "an MPS or XPU tensor stays where it is, line 5): numpy cannot read accelerator memory; convert with `X.cpu()` "
+        "first (or `.item()` for a number)"
+    )
+
+
+def test_a_tensor_moved_to_the_cpu_whenever_it_is_elsewhere() -> None:
+    source = """
+    import torch
+
+
+    def to_numpy(X: torch.Tensor):
+        if X.device.type != "cpu":
+            X = X.cpu()
+        return X.numpy()
+
+
+    def on_both_paths(X: torch.Tensor):
+        if X.is_cuda:
+            X = X.cpu()
+        else:
+            X = X.to("cpu")
+        return X.numpy()
+
+
+    def moved_by_a_flag(X: torch.Tensor, use_cpu: bool):
+        if use_cpu:
+            X = X.cpu()
+        return X.numpy()
+    """
+    assert findings(source) == []
+
+
+def test_a_recursive_call_says_nothing_of_where_the_callers_put_their_tensors() -> None:
+    # skorch's to_numpy and Open3D-ML's _convert_to_numpy call themselves on the values of a dict
+    # (or on a converted array): the parameter is still what the outside callers pass.
+    source = """
+    import torch
+
+
+    def to_numpy(X):
+        if isinstance(X, dict):
+            return {key: to_numpy(val) for key, val in X.items()}
+        if X.requires_grad:
+            X = X.detach()
+        return X.numpy()
+    """
+    assert findings(source) == [("DL302", 9, 12)]
+
+
+def test_a_recursive_call_on_tensors_the_body_made_is_a_call() -> None:
+    # taming-transformers' custom_collate (torch's default_collate): numpy arrays become CPU
+    # tensors and the function recurses on them; numbers are batched on the CPU on another path.
+    source = """
+    import collections
+
+    import numpy as np
+    import torch
+
+
+    def collate(batch):
+        elem = batch[0]
+        if isinstance(elem, torch.Tensor):
+            return torch.stack(batch, 0)
+        elif isinstance(elem, np.ndarray):
+            return collate([torch.as_tensor(b) for b in batch])
+        elif isinstance(elem, float):
+            return torch.tensor(batch, dtype=torch.float64)
+        elif isinstance(elem, collections.abc.Mapping):
+            return {key: collate([d[key] for d in batch]) for key in elem}
+        return [collate(samples) for samples in zip(*batch)]
+    """
+    assert findings(source) == []

@@ -321,3 +321,30 @@ def test_a_star_import_binds_no_private_name(tmp_path: Path, monkeypatch: pytest
     (package / "transformer" / "__init__.py").write_text("from .pytorch import *\n")
     monkeypatch.chdir(tmp_path)
     assert run("--quiet", "doctr") == ""
+
+
+def test_a_base_reached_through_an_imported_submodule_and_its_packages_reexport(tmp_path: Path) -> None:
+    # flair's SequenceTagger: `import flair.nn`, `class SequenceTagger(flair.nn.DefaultClassifier)`, the
+    # class re-exported by flair/nn/__init__.py; its CRF submodule's `transitions` Parameter then
+    # follows the tagger to the GPU, and `self.crf.transitions.detach().numpy()` raises there.
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "fl").mkdir()
+    (tmp_path / "fl" / "__init__.py").write_text("")
+    (tmp_path / "fl" / "nn").mkdir()
+    (tmp_path / "fl" / "nn" / "__init__.py").write_text("from .model import Model, DefaultClassifier\n")
+    (tmp_path / "fl" / "nn" / "model.py").write_text(
+        "import torch.nn\n\n\nclass Model(torch.nn.Module):\n    pass\n\n\nclass DefaultClassifier(Model):\n    pass\n"
+    )
+    (tmp_path / "fl" / "crf.py").write_text(
+        "import torch\n\n\nclass CRF(torch.nn.Module):\n    def __init__(self, n):\n        super().__init__()\n"
+        "        self.transitions = torch.nn.Parameter(torch.randn(n, n))\n"
+    )
+    (tmp_path / "fl" / "tagger.py").write_text(
+        "import torch\n\nimport fl.nn\nfrom fl.crf import CRF\n\n\nclass SequenceTagger(fl.nn.DefaultClassifier):\n"
+        "    def __init__(self, n):\n        super().__init__()\n        self.crf = CRF(n)\n\n"
+        "    def forward_pass(self, x):\n        features = self.crf(x)\n"
+        "        return features, self.crf.transitions.detach().numpy()\n"
+    )
+    lines = run("--quiet", str(tmp_path)).splitlines()
+    assert [line.split(" ", 2)[:2] for line in lines] == [[f"{tmp_path / 'fl' / 'tagger.py'}:14:26:", "DL302"]]
+    assert "`.numpy()` on `self.crf.transitions.detach()`, which is on the module's device" in lines[0]

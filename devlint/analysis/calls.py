@@ -139,6 +139,12 @@ def construct_local(run: Evaluation, node: cst.Call, cls: ClassInfo) -> Value:
 
 
 def _note_args(run: Evaluation, target: FunctionInfo, node: cst.Call, args: Arguments, skip_self: bool) -> None:
+    if target is run.func and not any(_placed(value) for _, value in args):
+        # A function calling itself on pieces of its inputs the analysis cannot place (skorch's
+        # `to_numpy(val)` for each value of a dict, Open3D-ML's `_convert_to_numpy(ary.numpy())`)
+        # hands on what its callers passed: where that lives is theirs to say. Pieces it placed
+        # itself (taming's collate recursing on `[torch.as_tensor(b) for b in batch]`) are a call.
+        return
     params = target.params[1:] if skip_self else target.params
     facts: dict[str, Value] = {}
     positional = [value for (_, value), arg in zip(args, node.args) if arg.keyword is None and not arg.star]
@@ -163,6 +169,13 @@ def _note_args(run: Evaluation, target: FunctionInfo, node: cst.Call, args: Argu
     for param in params:
         facts.setdefault(param.name.value, _default_value(run, param))
     run.solver.note_call(target.key, facts)
+
+
+def _placed(value: Value) -> bool:
+    """A value, or an element of it, whose place the analysis knows."""
+    if value.place.kind not in (PlaceKind.UNKNOWN, PlaceKind.NOWHERE):
+        return True
+    return (value.elem is not None and _placed(value.elem)) or any(_placed(item) for item in value.items or ())
 
 
 def _default_value(run: Evaluation, param: cst.Param) -> Value:

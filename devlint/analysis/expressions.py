@@ -15,7 +15,7 @@ from devlint.analysis.events import Operand
 from devlint.analysis.facts import CPU, MODULE_DEVICE, Kind, Place, PlaceKind, Value
 from devlint.analysis.guards import device_type_of_string, string_value
 from devlint.analysis.naming import CONFIG_NAMES, is_device_name
-from devlint.analysis.narrowing import not_tensors, not_tensors_unless
+from devlint.analysis.narrowing import cuda_tested, not_tensors, not_tensors_unless, off_cuda, stays_off_cuda
 from devlint.analysis.placement import combine
 from devlint.analysis.torchapi import (
     ACCELERATOR_TYPES,
@@ -265,6 +265,9 @@ def eval_ifexp(run: Evaluation, node: cst.IfExp) -> Value:
     if body.kind is Kind.TENSOR_TYPE and orelse.kind is Kind.TENSOR_TYPE and body.place != orelse.place:
         # Its legacy form: `Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor`.
         return Value(Kind.TENSOR_TYPE, Place(PlaceKind.DEVICE))
+    tested = cuda_tested(node.test)
+    if tested is not None and dotted_name(node.orelse) == tested and off_cuda(orelse, body):
+        return stays_off_cuda(orelse, node.test, run.source(node.test))  # `x.cpu() if x.is_cuda else x`
     return F.join(body, orelse)
 
 

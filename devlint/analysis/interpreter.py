@@ -24,7 +24,7 @@ from devlint.analysis.expressions import EVALUATORS, batch_value, check_indices,
 from devlint.analysis.facts import CPU, INPUT_DEVICE, MODULE_DEVICE, Kind, Origin, Place, PlaceKind, Value
 from devlint.analysis.guards import string_value
 from devlint.analysis.naming import is_device_name, is_loader_name
-from devlint.analysis.narrowing import not_tensors, not_tensors_unless
+from devlint.analysis.narrowing import cuda_tested, not_tensors, not_tensors_unless, off_cuda, stays_off_cuda
 from devlint.analysis.placement import combine, write_into
 from devlint.analysis.program import ClassInfo, FunctionInfo
 from devlint.analysis.shapes import holds_nothing, number_parameter, size_sources
@@ -555,6 +555,9 @@ class FunctionRun:
         cpu_in_body, cpu_in_else = self._cpu_tested(stmt.test)
         narrowed = not_tensors(self, stmt.test)
         excluded = not_tensors_unless(self, stmt.test)
+        tested = cuda_tested(stmt.test)
+        if tested is not None and orelse is None and not (cpu_in_body or narrowed):
+            return self._exec_cuda_test(stmt, tested)
         if isinstance(orelse, cst.If) or cpu_in_body or cpu_in_else or narrowed or excluded:
             before = self.env
             outcomes = [self._run_narrowed(stmt.body, before, cpu_in_body, narrowed)]
@@ -575,6 +578,18 @@ class FunctionRun:
         if orelse is not None:
             branches.append(orelse.body)
         return self._branches(branches, fallthrough=orelse is None)
+
+    def _exec_cuda_test(self, stmt: cst.If, name: str) -> bool:
+        """`if x.is_cuda: x = x.cpu()`: past it, `x` is still where it was when that was an MPS
+        or XPU device, where numpy cannot read it either."""
+        before = self.env
+        body = self._run_branch(stmt.body, before)
+        moved = body[0].get(name) if body[1] else None
+        falls = self._merge([body, (before.fork(), True)], before)
+        kept = before.get(name)
+        if off_cuda(kept, moved):
+            self.env[name] = stays_off_cuda(kept, stmt.test, self.source(stmt.test))  # type: ignore[arg-type]
+        return falls
 
     def _cpu_tested(self, test: cst.BaseExpression) -> tuple[Place | None, Place | None]:
         """`if device.type == "cpu":` (or `device == CPU`, `str(device) != "cpu"`): the device

@@ -1,13 +1,14 @@
-"""What `isinstance` tests tell about a name inside the branch they guard."""
+"""What `isinstance` and `is_cuda` tests tell about a name inside the branch they guard."""
 
 from __future__ import annotations
 
 import builtins
+from dataclasses import replace
 
 import libcst as cst
 
 from devlint.analysis.evaluation import Evaluation
-from devlint.analysis.facts import Kind, Origin, Value
+from devlint.analysis.facts import Kind, Origin, PlaceKind, Value
 from devlint.analysis.torchapi import CONTAINER_CLASSES, NON_TENSOR_CLASSES
 from devlint.names import dotted_name
 
@@ -96,3 +97,35 @@ def not_tensors_unless(run: Evaluation, test: cst.BaseExpression) -> dict[str, V
     if name is None:
         return {}
     return {name: Value(Kind.UNKNOWN, origin=Origin(test, f"no tensor where `{run.source(test)}` is false"))}
+
+
+def cuda_tested(test: cst.BaseExpression) -> str | None:
+    """The tensor `test` asks whether it is on CUDA: `x.is_cuda`, `x.device.type == "cuda"`.
+    Where the answer is no, `x` is on the CPU or on another accelerator (MPS, XPU): a branch
+    that moves `x` to the CPU only where it is yes leaves an MPS tensor where it was (skorch's
+    `to_numpy`; snntorch's `torch.device("cuda") if data.is_cuda else torch.device("cpu")`)."""
+    if isinstance(test, cst.Attribute) and test.attr.value == "is_cuda":
+        return dotted_name(test.value)
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None
+    if not isinstance(test.comparisons[0].operator, (cst.Equal, cst.Is)):
+        return None
+    for side, other in ((test.left, test.comparisons[0].comparator), (test.comparisons[0].comparator, test.left)):
+        if isinstance(other, cst.SimpleString) and other.evaluated_value == "cuda" and isinstance(side, cst.Attribute):
+            device = side.value
+            if side.attr.value == "type" and isinstance(device, cst.Attribute) and device.attr.value == "device":
+                return dotted_name(device.value)
+    return None
+
+
+def off_cuda(kept: Value | None, moved: Value | None) -> bool:
+    """`x` moved to the CPU on the path where it is on CUDA (`moved`), and left as it was
+    (`kept`) where it is not: there it may still be on an accelerator."""
+    if kept is None or moved is None or moved.place.kind is not PlaceKind.CPU or kept.weak:
+        return False
+    return kept.kind is Kind.TENSOR and kept.place.kind in (PlaceKind.FOLLOWS, PlaceKind.DEVICE)
+
+
+def stays_off_cuda(kept: Value, test: cst.BaseExpression, shown: str) -> Value:
+    """What `x` is past such a branch: where it was, for the tensors the test lets through."""
+    return replace(kept, origin=Origin(test, f"moved to the CPU only when `{shown}`: an MPS or XPU tensor stays where it is"))

@@ -57,6 +57,7 @@ class ProjectIndex:
                     self._add(facts, f"{qualified}.{name}", where, summary, name)
                 for name in (*summary.nccl_starts, *summary.nccl_calls):
                     self._add_nccl(facts, f"{qualified}.{name}", where, name)
+                self._add_reexports(facts, qualified, where, summary)
             else:
                 self._add(facts, qualified, where, summary, member)
                 self._add_nccl(facts, qualified, where, member)
@@ -92,6 +93,17 @@ class ProjectIndex:
                         break
         self._nccl_memo[key] = found
         return found
+
+    def _add_reexports(self, facts: ImportedFacts, qualified: str, where: Path, summary: ModuleSummary) -> None:
+        """What a package's `__init__.py` imports is reached through it (`flair.nn.DefaultClassifier`,
+        `from .model import DefaultClassifier` in flair/nn/__init__.py), as `from flair.nn import
+        DefaultClassifier` would reach it."""
+        for name, target in summary.imports.items():
+            if "." in name or name in summary.classes or target.split(".", 1)[0] == "torch":
+                continue
+            found = self._resolve(target, _roots(where.parent), 1)
+            if found is not None and found[2] is not None:
+                self._add(facts, f"{qualified}.{name}", found[0], found[1], found[2])
 
     def _add(self, facts: ImportedFacts, qualified: str, where: Path, summary: ModuleSummary, name: str) -> None:
         cls = summary.classes.get(name)
