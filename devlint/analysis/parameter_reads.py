@@ -85,11 +85,9 @@ def _loads(node: cst.CSTNode, name: str, found: list[cst.Name]) -> None:
         if node.value == name:  # type: ignore[attr-defined]
             found.append(node)  # type: ignore[arg-type]
         return
-    if kind is cst.Attribute:
-        _loads(node.value, name, found)  # type: ignore[attr-defined]  # `.device` names a member
-        return
-    if kind is cst.Arg:
-        _loads(node.value, name, found)  # type: ignore[attr-defined]  # `device=` names a parameter
+    if kind is cst.Attribute or kind is cst.Arg:
+        # `self.device` names a member, `f(device=...)` a parameter of `f`: only the value is read.
+        _loads(node.value, name, found)  # type: ignore[attr-defined]
         return
     if kind is cst.Call and type(node.func) is cst.Name and node.func.value in _FRAME_READERS:  # type: ignore[attr-defined]
         raise _Unseen
