@@ -320,3 +320,49 @@ def test_code_that_only_a_multi_process_job_reaches_is_gpu_only() -> None:
         return dist.get_world_size()
     """
     assert [(f.code, f.start.line) for f in lint(source)] == [("DL102", 30)]
+
+
+def test_a_default_no_read_of_the_parameter_can_see_is_not_reported() -> None:
+    # shap-e's `RayRenderer.render_views(..., device=torch.device("cuda"))` passes
+    # `device=self.device` on and mmf's `MMFTrainerMock.__init__(..., device="cuda")` moves the
+    # model with `self.device`: neither reads its parameter. shap-e's `render_views_from_stf`
+    # runs `device = camera.origin.device` before any read. Whatever a caller passes or
+    # omits, the default reaches nothing. A default read first (line 22, also in the new
+    # value), one rebound in a branch only (line 27) or read through `locals()` (line 33) stays.
+    source = """
+    import torch
+
+
+    class RayRenderer(torch.nn.Module):
+        def render_views(self, batch, device: torch.device = torch.device("cuda")):
+            return render_views_from_rays(batch, device=self.device)
+
+
+    class TrainerMock(Base):
+        def __init__(self, n, device="cuda", fp16=False):
+            super().__init__(n)
+            model = torch.nn.Linear(1, 1)
+            model.to(self.device)
+
+
+    def render_views_from_stf(camera, device: torch.device = torch.device("cuda")):
+        device = camera.origin.device
+        device_type = device.type
+        return torch.zeros(3, device=device)
+
+
+    def read_in_the_new_value(camera, device="cuda"):
+        device = torch.device(device)
+        return torch.zeros(3, device=device)
+
+
+    def rebound_in_a_branch(camera, device="cuda"):
+        if camera is not None:
+            device = camera.origin.device
+        return torch.zeros(3, device=device)
+
+
+    def read_through_locals(n, device="cuda"):
+        return make(**locals())
+    """
+    assert positions(source) == [("DL102", 22, 42), ("DL102", 27, 40), ("DL102", 33, 35)]

@@ -448,3 +448,54 @@ def test_a_backend_the_file_may_set_otherwise_keeps_the_findings() -> None:
     assert positions(overridden, DL103) == [("DL103", 6, 5)]
     assert positions(maybe, DL103) == [("DL103", 7, 5)]
     assert positions(choices, DL103) == [("DL103", 9, 1)]
+
+
+def test_a_check_in_the_left_operand_of_and_or_guards_the_right_one() -> None:
+    # `A and B` evaluates B only where A is true, `A or B` only where A is false. StyleGAN3's ops
+    # build their plugin as `impl == 'cuda' and x.device.type == 'cuda' and _init()`; torchtune's
+    # `torch.cuda.is_available() and torch.cuda.get_device_capability() >= (7, 5)`, dgl's
+    # `if N.is_cuda and torch.cuda.get_device_capability()[0] < 7:`, HydraGNN's and litgpt's
+    # capability checks have the same shape. A check on the other side of the operator, or no
+    # check at all, guards nothing.
+    source = """
+    import torch
+
+
+    def _device_name():
+        return torch.cuda.get_device_name().lower()
+
+
+    def _init():
+        return bool(_device_name())
+
+
+    def bias_act(x, b, impl="cuda"):
+        if impl == "cuda" and x.device.type == "cuda" and _init():
+            return x
+        return x + b
+
+
+    def supports_bf16():
+        return torch.cuda.is_available() and torch.cuda.get_device_capability() >= (8, 0)
+
+
+    def old_gpu(n):
+        return n.is_cuda and torch.cuda.get_device_capability()[0] < 7
+
+
+    def plain_or_capable():
+        return not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] >= 8
+
+
+    def wrong_way(x):
+        return x.is_cuda or torch.cuda.synchronize()
+
+
+    def no_check(x):
+        return x.ndim and torch.cuda.synchronize()
+
+
+    def left_of_the_check(x):
+        return torch.cuda.current_device() and x.is_cuda
+    """
+    assert positions(source, DL103) == [("DL103", 31, 25), ("DL103", 35, 23), ("DL103", 39, 12)]

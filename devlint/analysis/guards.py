@@ -387,6 +387,22 @@ class AcceleratorGuards:
     def leave_IfExp_orelse(self, node: cst.IfExp) -> None:
         self.leave_If_orelse(node)  # type: ignore[arg-type]
 
+    # `A and B` evaluates B only where A is true, `A or B` only where A is false: a check in
+    # the left operand guards the right one as an `if` would (stylegan3's
+    # `impl == 'cuda' and x.device.type == 'cuda' and _init()`).
+    def visit_BooleanOperation_right(self, node: cst.BooleanOperation) -> None:
+        body, orelse = self._split(node.left)
+        conjunction = isinstance(node.operator, cst.And)
+        self._if_stack.append((body if conjunction else orelse, False))
+        if self._if_stack[-1][0]:
+            self._depth += 1
+        self._conditions.append(self._called(node.left) if conjunction else frozenset())
+
+    def leave_BooleanOperation_right(self, node: cst.BooleanOperation) -> None:
+        if self._if_stack.pop()[0]:
+            self._depth -= 1
+        self._conditions.pop()
+
     def visit_With(self, node: cst.With) -> None:
         gpu_only = any(
             isinstance(item.item, cst.Call) and self.ctx.qualify(item.item.func) in _GPU_ONLY_CONTEXTS for item in node.items

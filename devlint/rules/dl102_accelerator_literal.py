@@ -6,6 +6,7 @@ import libcst as cst
 
 from devlint.analysis.accelerator_use import is_cpu_device
 from devlint.analysis.guards import device_type_of_string, string_value
+from devlint.analysis.parameter_reads import parameter_reads
 from devlint.analysis.torchapi import ACCELERATOR_TYPES, CUDA_TENSOR_TYPES
 from devlint.names import ImportTable, dotted_name
 from devlint.rule import Rule
@@ -35,7 +36,8 @@ class AcceleratorLiteral(Rule):
     `torch.device("cuda", local_rank)` in multi-GPU code, which is GPU-only by
     construction. Nor are a `device="cuda"` default that only picks the
     autocast backend, a default every call overrides (of a private function, or of a
-    script, whose calls the file holds all of), and a command-line
+    script, whose calls the file holds all of), a default no read of the parameter can
+    see (never read, or bound anew before any read), and a command-line
     default the file falls back from (`args.device = "cpu"`, `args.device if <check> else "cpu"`).
     `torch.set_default_tensor_type(torch.cuda.FloatTensor)` is
     reported even under a guard: it also moves the CPU generators that
@@ -256,22 +258,25 @@ class AcceleratorLiteral(Rule):
     def _only_a_device_type(self, func: cst.FunctionDef, name: str) -> bool:
         """`def autocast(enabled, device="cuda"): return torch.amp.autocast(device, ...)`: the
         parameter only picks a backend, which is disabled with a warning where it is missing.
-        A parameter the function never reads places nothing either."""
-        uses = 0
+        A parameter the function never reads places nothing either, nor one it binds anew
+        before any read (`device = camera.origin.device` first): the default cannot reach
+        anything whatever the callers pass or omit."""
+        reads = parameter_reads(func, name)
+        if reads is None:
+            return False  # `locals()`: read where the walk does not see
+        read = {id(node) for node in reads}
         kinds = 0
         compared = 0  # neither way: `if device == "cpu": ... else: torch.cuda._sleep(n)`
         for node in descendants(func.body):
             kind = type(node)
-            if kind is cst.Name and node.value == name:  # type: ignore[attr-defined]
-                uses += 1
-            elif kind is cst.Call:
+            if kind is cst.Call:
                 chosen = _type_argument(node, self.ctx.qualify(node.func) in _DEVICE_TYPE_CALLS)  # type: ignore[arg-type]
-                if isinstance(chosen, cst.Name) and chosen.value == name:
+                if id(chosen) in read:
                     kinds += 1
             elif kind is cst.Comparison:
                 operands = (node.left, *(target.comparator for target in node.comparisons))  # type: ignore[attr-defined]
-                compared += sum(1 for operand in operands if isinstance(operand, cst.Name) and operand.value == name)
-        return uses == 0 or kinds > 0 and uses == kinds + compared  # never read: "cuda" reaches nothing
+                compared += sum(1 for operand in operands if id(operand) in read)
+        return not read or kinds > 0 and len(read) == kinds + compared  # never read: "cuda" reaches nothing
 
     def visit_Param(self, node: cst.Param) -> None:
         if node.default is not None and _is_device_name(node.name.value):

@@ -24,7 +24,8 @@ class CudaRuntimeCall(Rule):
     are not reported.
 
     Not reported: calls under an availability check (the same guards as
-    DL101, `strict` included), CUDA ordinals given as `device_ids=[...]` to a
+    DL101, `strict` included; the right operand of `torch.cuda.is_available() and ...`
+    too), CUDA ordinals given as `device_ids=[...]` to a
     multi-GPU wrapper, and files that are GPU-only by construction (Triton
     kernels, multi-GPU scripts that initialise an NCCL process group).
     """
