@@ -690,11 +690,12 @@ def test_a_rebound_builtin_name_is_not_the_builtin() -> None:
 
 
     def to_numpy(x):
+        print(x.grad_fn)
         if isinstance(x, list):
             return np.asarray(x)
-        return x.detach()
+        return x
     """
-    assert findings(source) == [("DL302", 7, 16)]
+    assert findings(source) == [("DL302", 8, 16)]
 
 
 # -- usage shows a parameter is a tensor only before a new value replaces it -----------------------
@@ -854,3 +855,40 @@ def test_a_recursive_call_on_tensors_the_body_made_is_a_call() -> None:
         return [collate(samples) for samples in zip(*batch)]
     """
     assert findings(source) == []
+
+
+def test_a_branch_that_returns_before_the_uses_that_show_a_tensor_learns_nothing_from_them() -> None:
+    # skorch's to_numpy: a SliceDataset is returned through numpy before `X.is_cuda` shows a tensor.
+    source = """
+    import numpy as np
+    from skorch.dataset import _is_slicedataset
+
+
+    def to_numpy(X):
+        if _is_slicedataset(X):
+            return np.asarray(X)
+        if X.requires_grad:
+            X = X.detach()
+        return X.numpy()
+
+
+    def shown_before(X):
+        if X.requires_grad:
+            X = X.detach()
+        if _is_slicedataset(X):
+            return np.asarray(X)
+        return X
+
+
+    def shown_in_the_branch(X):
+        if X.dim() == 0:
+            return np.asarray(X)
+        return X.numpy()
+
+
+    def falls_through(X):
+        if _is_slicedataset(X):
+            print(np.asarray(X))
+        return X.numpy()
+    """
+    assert findings(source) == [("DL302", 10, 12), ("DL302", 17, 16), ("DL302", 23, 16), ("DL302", 24, 12), ("DL302", 29, 15), ("DL302", 30, 12)]

@@ -24,14 +24,14 @@ from devlint.analysis.expressions import EVALUATORS, batch_value, check_indices,
 from devlint.analysis.facts import CPU, INPUT_DEVICE, MODULE_DEVICE, Kind, Origin, Place, PlaceKind, Value
 from devlint.analysis.guards import string_value
 from devlint.analysis.naming import is_device_name, is_loader_name
-from devlint.analysis.narrowing import cuda_tested, not_tensors, not_tensors_unless, off_cuda, stays_off_cuda
+from devlint.analysis.narrowing import cuda_tested, may_be_tensor, not_tensors, not_tensors_unless, off_cuda, stays_off_cuda
 from devlint.analysis.placement import combine, write_into
 from devlint.analysis.program import ClassInfo, FunctionInfo
 from devlint.analysis.shapes import holds_nothing, number_parameter, size_sources
 from devlint.analysis.torch_calls import device_place
 from devlint.analysis.torchapi import DATA_FACTORIES, MODULE_METHODS_RETURNING_SELF, REGISTERED_STATE_CLASSES, TENSOR_ATTRIBUTES, TENSOR_METHODS
 from devlint.analysis.torchapi.frameworks import IN_PLACE_BATCH_LIBRARIES
-from devlint.analysis.usage import dataclass_fields, declared_value, tensor_parameters
+from devlint.analysis.usage import dataclass_fields, declared_value, tensor_parameters, unshown_in_exits
 from devlint.names import dotted_name, imports_any, is_none
 from devlint.tree import child_nodes, descendants
 
@@ -71,6 +71,7 @@ class FunctionRun:
         self.cpu_places: frozenset[Place] = frozenset()  # devices a branch test has shown to be the CPU
         self.cls: ClassInfo | None = self._owning_class()
         self.key = func.key if func is not None else ""
+        self._parameters: dict[str, Value | None] = {}  # what each parameter held as the function started
 
     # -- set-up --------------------------------------------------------------
     def _owning_class(self) -> ClassInfo | None:
@@ -135,6 +136,7 @@ class FunctionRun:
                 self.env[name] = fact
             else:
                 self.env[name] = default
+        self._parameters = {param.name.value: self.env.get(param.name.value) for param in func.params}
         for name in func.star_params:
             if name is not None:
                 # `*args`, `**kwargs`: what the callers pass, or whatever they may pass.
@@ -553,7 +555,7 @@ class FunctionRun:
         self.eval(stmt.test)
         orelse = stmt.orelse
         cpu_in_body, cpu_in_else = self._cpu_tested(stmt.test)
-        narrowed = not_tensors(self, stmt.test)
+        narrowed = not_tensors(self, stmt.test) | self._unshown_here(stmt)
         excluded = not_tensors_unless(self, stmt.test)
         tested = cuda_tested(stmt.test)
         if tested is not None and orelse is None and not (cpu_in_body or narrowed):
@@ -590,6 +592,21 @@ class FunctionRun:
         if off_cuda(kept, moved):
             self.env[name] = stays_off_cuda(kept, stmt.test, self.source(stmt.test))  # type: ignore[arg-type]
         return falls
+
+    def _unshown_here(self, stmt: cst.If) -> dict[str, Value]:
+        """In a branch that returns before the uses that show a parameter to be a tensor, the
+        parameter is what the caller passed, which those uses do not tell."""
+        if self.func is None:
+            return {}
+        unshown = unshown_in_exits(self.func, self.solver.program, self.solver.names).get(stmt, ())
+        found = {}
+        for name in unshown:
+            if may_be_tensor(self, stmt.test, name):
+                continue
+            value = self.env.get(name)
+            if value is not None and value is self._parameters.get(name) and value.kind is Kind.TENSOR and value.place == Place(PlaceKind.FOLLOWS, name):
+                found[name] = F.UNKNOWN
+        return found
 
     def _cpu_tested(self, test: cst.BaseExpression) -> tuple[Place | None, Place | None]:
         """`if device.type == "cpu":` (or `device == CPU`, `str(device) != "cpu"`): the device

@@ -129,3 +129,17 @@ def off_cuda(kept: Value | None, moved: Value | None) -> bool:
 def stays_off_cuda(kept: Value, test: cst.BaseExpression, shown: str) -> Value:
     """What `x` is past such a branch: where it was, for the tensors the test lets through."""
     return replace(kept, origin=Origin(test, f"moved to the CPU only when `{shown}`: an MPS or XPU tensor stays where it is"))
+
+
+def may_be_tensor(run: Evaluation, test: cst.BaseExpression, name: str) -> bool:
+    """Whether `test` asks if `name` is a tensor (`isinstance(x, (np.ndarray, torch.Tensor))`,
+    `torch.is_tensor(x)`): where it holds, the name may well be one."""
+    operands = (test.left, test.right) if isinstance(test, cst.BooleanOperation) else ()
+    for node in (test, *operands):
+        if not isinstance(node, cst.Call) or not node.args or dotted_name(node.args[0].value) != name:
+            continue
+        if run.qualify(node.func) == "torch.is_tensor":
+            return True
+        if dotted_name(node.func) == "isinstance" and len(node.args) == 2 and "torch.Tensor" in _classes(run, node.args[1].value):
+            return True
+    return False

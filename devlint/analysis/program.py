@@ -55,7 +55,9 @@ class FunctionInfo:
     params: list[cst.Param]
     shadowed: frozenset[str]
     is_static: bool = False
-    tensor_params: frozenset[str] | None = None  # parameters its code shows to be tensors; found on first ask
+    # Parameters its code shows to be tensors, and per `if` that leaves the function those shown only
+    # after it; found on first ask.
+    tensor_params: "tuple[frozenset[str], Mapping[cst.If, frozenset[str]]] | None" = None
     star_params: tuple[str | None, str | None] = (None, None)  # the names of `*args` and `**kwargs`
 
     @property

@@ -12,7 +12,8 @@ does a use after the name was bound to a new value (`x = np.array(x)`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from types import MappingProxyType
 
 import libcst as cst
 
@@ -73,6 +74,17 @@ def imports_other_tensors(names: ImportTable) -> bool:
 def tensor_parameters(func: FunctionInfo, program: Program, names: ImportTable) -> frozenset[str]:
     """The parameters the function's annotations or its body show to be tensors (in a file that
     imports TensorFlow, the members they use show nothing: its tensors have them too)."""
+    return _evidence(func, program, names)[0]
+
+
+def unshown_in_exits(func: FunctionInfo, program: Program, names: ImportTable) -> Mapping[cst.If, frozenset[str]]:
+    """Per `if` whose body leaves the function (`return`, `raise`), the parameters shown to be
+    tensors only by uses after it: a path that returns before those uses learns nothing from them
+    (skorch's `to_numpy`: `if _is_slicedataset(X): return np.asarray(X)` comes before `X.is_cuda`)."""
+    return _evidence(func, program, names)[1]
+
+
+def _evidence(func: FunctionInfo, program: Program, names: ImportTable) -> tuple[frozenset[str], Mapping[cst.If, frozenset[str]]]:
     if func.tensor_params is None:
         excluded = TENSOR_ONLY_MEMBERS if imports_other_tensors(names) else own_members(program)
         context = (names.fingerprint, excluded)
@@ -80,18 +92,44 @@ def tensor_parameters(func: FunctionInfo, program: Program, names: ImportTable) 
     return func.tensor_params
 
 
-def _tensor_parameters(func: FunctionInfo, names: ImportTable, excluded: frozenset[str]) -> frozenset[str]:
+def _tensor_parameters(func: FunctionInfo, names: ImportTable, excluded: frozenset[str]) -> tuple[frozenset[str], Mapping[cst.If, frozenset[str]]]:
     params = {p.name.value for p in func.params}
-    found = {p.name.value for p in func.params if p.annotation is not None and _tensor_annotation(p.annotation.annotation, names)}
-    for node, rebound in _reads(func.node.body, frozenset(), params):
-        if type(node) is cst.Attribute and type(node.value) is cst.Name:  # type: ignore[attr-defined]
+    declared = {p.name.value for p in func.params if p.annotation is not None and _tensor_annotation(p.annotation.annotation, names)}
+    found = set(declared)
+    first: dict[str, int] = {}  # where the body first shows a parameter to be a tensor
+    order: dict[int, int] = {}  # id(node) -> its place in the walk
+    exits: list[cst.If] = []
+    for index, (node, rebound) in enumerate(_reads(func.node.body, frozenset(), params)):
+        order[id(node)] = index
+        shown: set[str] = set()
+        kind = type(node)
+        if kind is cst.Attribute and type(node.value) is cst.Name:  # type: ignore[attr-defined]
             name = node.value.value  # type: ignore[attr-defined]
             member = node.attr.value  # type: ignore[attr-defined]
             if name in params and name not in rebound and member in TENSOR_ONLY_MEMBERS and member not in excluded:
-                found.add(name)
-        elif type(node) is cst.Call:
-            found.update(_passed_as_tensors(node, params - rebound, names, excluded))  # type: ignore[arg-type]
-    return frozenset(found)
+                shown.add(name)
+        elif kind is cst.Call:
+            shown = _passed_as_tensors(node, params - rebound, names, excluded)  # type: ignore[arg-type]
+        elif kind is cst.If and _leaves(node.body):  # type: ignore[attr-defined]
+            exits.append(node)  # type: ignore[arg-type]
+        for name in shown:
+            first.setdefault(name, index)
+        found |= shown
+    unshown: dict[cst.If, frozenset[str]] = {}
+    for branch in exits:
+        end = max(order.get(id(node), -1) for node in descendants(branch))
+        names_after = frozenset(name for name, at in first.items() if at > end and name not in declared)
+        if names_after:
+            unshown[branch] = names_after
+    return frozenset(found), MappingProxyType(unshown)
+
+
+def _leaves(suite: cst.BaseSuite) -> bool:
+    """The suite's last statement returns or raises."""
+    last = suite.body[-1] if suite.body else None
+    if isinstance(last, cst.SimpleStatementLine):
+        last = last.body[-1] if last.body else None
+    return isinstance(last, (cst.Return, cst.Raise))
 
 
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
