@@ -499,3 +499,33 @@ def test_a_check_in_the_left_operand_of_and_or_guards_the_right_one() -> None:
         return torch.cuda.current_device() and x.is_cuda
     """
     assert positions(source, DL103) == [("DL103", 31, 25), ("DL103", 35, 23), ("DL103", 39, 12)]
+
+
+def test_a_flag_list_filled_from_the_command_line_guards_like_its_name() -> None:
+    # pix2pixHD's and SPADE's BaseOptions.parse: `--gpu_ids -1` selects the CPU.
+    source = """
+    import argparse
+
+    import torch
+
+
+    def parse():
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--gpu_ids", type=str, default="0", help="use -1 for CPU")
+        opt = parser.parse_args()
+        str_ids = opt.gpu_ids.split(",")
+        opt.gpu_ids = []
+        for str_id in str_ids:
+            if int(str_id) >= 0:
+                opt.gpu_ids.append(int(str_id))
+        if len(opt.gpu_ids) > 0:
+            torch.cuda.set_device(opt.gpu_ids[0])
+        return opt
+
+
+    def switch():
+        use_cuda = False
+        if use_cuda:
+            torch.cuda.synchronize()
+    """
+    assert positions(source, DL103) == [("DL103", 23, 9)]

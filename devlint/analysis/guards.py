@@ -53,6 +53,12 @@ def _not_a_dotted_name(node: cst.CSTNode) -> bool:
     return type(node) is not cst.Attribute or dotted_name(node) is None  # type: ignore[arg-type]
 
 
+def _empty_container(node: cst.BaseExpression) -> bool:
+    if isinstance(node, (cst.List, cst.Tuple, cst.Set, cst.Dict)):
+        return not node.elements
+    return isinstance(node, cst.Call) and not node.args and dotted_name(node.func) in ("list", "dict", "set", "tuple")
+
+
 def string_value(node: cst.CSTNode) -> str | None:
     """The value of a plain string literal (no f-strings, no concatenation)."""
     if type(node) is cst.SimpleString:
@@ -188,7 +194,9 @@ class AcceleratorGuards:
         if dotted in self._true_guarded and dotted not in self._true_anywhere:
             return True
         value = self._assigned.get(dotted)
-        if value is None:
+        if value is None or _empty_container(value):
+            # `opt.gpu_ids = []`, then filled from the command line: what it holds is what
+            # the code appends, not the empty literal, so the name says what it is for.
             return None
         key = id(value)
         if key not in self._verdicts:
