@@ -304,6 +304,13 @@ class Cache:
         self._entries[name] = _Entry(stat, digest, [_dump_finding(f) for f in result.findings], summary, result.facts)
         self._dirty = True
 
+    def restamp(self, path: Path, facts: str, settings: "Settings | None" = None) -> None:
+        """The stored result holds under these project facts too (they could not change it)."""
+        entry = self._entries.get(os.path.abspath(path))
+        if entry is not None and entry.facts != facts:
+            entry.facts = facts
+            self._dirty = True
+
     def flush(self) -> None:
         """Write the cache if anything changed: a whole file, put in place atomically."""
         if self.file is None or not self._dirty:
@@ -353,6 +360,9 @@ class Caches:
         settings: "Settings | None" = None,
     ) -> None:
         self._cache(settings).store(path, result, digest, stat)
+
+    def restamp(self, path: Path, facts: str, settings: "Settings | None" = None) -> None:
+        self._cache(settings).restamp(path, facts)
 
     def flush(self) -> None:
         for cache in self._caches.values():

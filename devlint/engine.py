@@ -516,6 +516,8 @@ class ResultCache(Protocol):
         settings: Settings | None = None,
     ) -> None: ...
 
+    def restamp(self, path: Path, facts: str, settings: Settings | None = None) -> None: ...
+
     def flush(self) -> None: ...
 
 
@@ -599,19 +601,27 @@ def _to_check_again(
 ) -> list[tuple[int, FilePlace]]:
     """The files whose imported project facts differ from those their result was computed with."""
     from devlint.analysis.imported import ImportedFacts
-    from devlint.project.index import ProjectIndex, significant
+    from devlint.project.index import ProjectIndex, only_silences, significant
 
     from devlint.project.layout import real
 
     summaries = {real(path): result.summary for (path, _, _), result in zip(files, results) if result is not None and result.summary is not None}
     index = ProjectIndex(summaries, functools.partial(_dependency_summary, settings=settings, cache=cache))
     again = []
-    for position, ((path, _, _), place, result) in enumerate(zip(files, places, results)):
+    for position, ((path, _, own), place, result) in enumerate(zip(files, places, results)):
         if result is None or result.summary is None:
             continue
         facts = index.facts_for(path, result.summary.imports)
         wanted = facts if significant(facts) else ImportedFacts()
-        if result.facts != (wanted.digest() if wanted else ""):
+        digest = wanted.digest() if wanted else ""
+        if result.facts == "" and only_silences(wanted, {finding.code for finding in result.findings}):
+            # Facts that only silence rules this file has no finding of (imports of a Triton or
+            # NCCL file) cannot change its result: it holds under them as it is.
+            result.facts = digest
+            if cache is not None:
+                cache.restamp(path, digest, own)
+            continue
+        if result.facts != digest:
             # The index is made of first-pass summaries only: the second pass makes none, so a warm
             # run sees exactly what a cold one does.
             again.append((position, FilePlace(place.module_name, place.is_package, wanted)))

@@ -106,6 +106,33 @@ def test_editing_a_base_class_rechecks_exactly_its_importers(tmp_path: Path, mon
     assert [f.code for r in edited for f in r.findings] == ["DL303", "DL301"]
 
 
+def test_a_gpu_only_import_is_not_checked_again_where_it_has_nothing_to_silence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # torch's own _dynamo files import from _inductor's Triton code: 31 of the 35 files checked
+    # again in a run over torch had no DL101-DL103 finding for the GPU-only fact to silence.
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "kernels.py").write_text("import torch\nimport triton\n\n\ndef launch(x):\n    print(x)\n")
+    (tmp_path / "quiet.py").write_text("import torch\nfrom kernels import launch\n\n\ndef f(x):\n    launch(x + 1)\n")
+    (tmp_path / "loud.py").write_text("import torch\nfrom kernels import launch\n\n\ndef f(x):\n    launch(x.cuda())\n")
+    monkeypatch.chdir(tmp_path)
+    files = [(Path(name), name) for name in ("kernels.py", "loud.py", "quiet.py")]
+    checked: list[str] = []
+    original = engine._check_one
+
+    def counting(task):  # noqa: ANN001, ANN202
+        checked.append(task[1])
+        return original(task)
+
+    monkeypatch.setattr(engine, "_check_one", counting)
+    settings = Settings(root=tmp_path)
+    first = engine.check_files(files, settings, jobs=1, cache=Cache.for_root(tmp_path, settings))
+    # loud.py's `.cuda()` is silenced by the fact, so it is checked again; quiet.py is not.
+    assert checked == ["kernels.py", "loud.py", "quiet.py", "loud.py"]
+    assert [r.findings for r in first] == [[], [], []]
+    checked.clear()
+    warm = engine.check_files(files, settings, jobs=1, cache=Cache.for_root(tmp_path, settings))
+    assert checked == [] and warm == first
+
+
 def test_a_file_importing_a_triton_kernel_of_the_project_is_gpu_only(tmp_path: Path) -> None:
     # mamba's tests of its Triton kernels, Liger-Kernel's: `device = "cuda"` there is by design.
     (tmp_path / "pyproject.toml").write_text("")

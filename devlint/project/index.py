@@ -205,6 +205,20 @@ def significant(facts: ImportedFacts) -> bool:
     )
 
 
+# The codes a GPU-only file is exempt from (rules/DL101.md, DL102.md, DL103.md): all that facts
+# about Triton or NCCL files can change.
+_SILENCED_ON_GPU_ONLY = frozenset({"DL101", "DL102", "DL103"})
+
+
+def only_silences(facts: ImportedFacts, codes: set[str]) -> bool:
+    """Do these facts matter only by making the file GPU-only (it imports a Triton file, calls a
+    function that starts NCCL), where the file has no finding such a file is exempt from?"""
+    if not (facts.gpu_only or facts.nccl) or not codes.isdisjoint(_SILENCED_ON_GPU_ONLY):
+        return False
+    rest = ImportedFacts(facts.classes, facts.functions, facts.variables)
+    return not significant(rest)
+
+
 @functools.lru_cache(maxsize=8192)
 def _roots(folder: Path) -> tuple[Path, ...]:
     """Where Python looks for a module imported from a file in `folder`: the folder (a script's
