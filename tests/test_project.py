@@ -23,6 +23,19 @@ def run(*args: str) -> str:
     return result.stdout
 
 
+def _count_checks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The files the engine analyses from now on, in order (a cached result is not one)."""
+    checked: list[str] = []
+    original = engine._check_one
+
+    def counting(task):  # noqa: ANN001, ANN202
+        checked.append(task[1])
+        return original(task)
+
+    monkeypatch.setattr(engine, "_check_one", counting)
+    return checked
+
+
 @pytest.mark.parametrize("name", ["shop", "flat"])
 def test_project_fixtures_are_pinned(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
@@ -79,14 +92,7 @@ def test_editing_a_base_class_rechecks_exactly_its_importers(tmp_path: Path, mon
     shutil.copytree(PROJECTS / "shop", project)
     monkeypatch.chdir(project)
     files = sorted((Path(p.relative_to(project)), str(p.relative_to(project))) for p in project.rglob("*.py"))
-    checked: list[str] = []
-    original = engine._check_one
-
-    def counting(task):  # noqa: ANN001, ANN202
-        checked.append(task[1])
-        return original(task)
-
-    monkeypatch.setattr(engine, "_check_one", counting)
+    checked = _count_checks(monkeypatch)
     settings = Settings(root=project)
     first = engine.check_files(files, settings, jobs=1, cache=Cache.for_root(project, settings))
     assert engine.check_files(files, settings, jobs=1, cache=Cache.for_root(project, settings)) == first
@@ -115,14 +121,7 @@ def test_a_gpu_only_import_is_not_checked_again_where_it_has_nothing_to_silence(
     (tmp_path / "loud.py").write_text("import torch\nfrom kernels import launch\n\n\ndef f(x):\n    launch(x.cuda())\n")
     monkeypatch.chdir(tmp_path)
     files = [(Path(name), name) for name in ("kernels.py", "loud.py", "quiet.py")]
-    checked: list[str] = []
-    original = engine._check_one
-
-    def counting(task):  # noqa: ANN001, ANN202
-        checked.append(task[1])
-        return original(task)
-
-    monkeypatch.setattr(engine, "_check_one", counting)
+    checked = _count_checks(monkeypatch)
     settings = Settings(root=tmp_path)
     first = engine.check_files(files, settings, jobs=1, cache=Cache.for_root(tmp_path, settings))
     # loud.py's `.cuda()` is silenced by the fact, so it is checked again; quiet.py is not.
