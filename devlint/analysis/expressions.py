@@ -15,7 +15,7 @@ from devlint.analysis.events import Operand
 from devlint.analysis.facts import CPU, MODULE_DEVICE, Kind, Place, PlaceKind, Value
 from devlint.analysis.guards import device_type_of_string, string_value
 from devlint.analysis.naming import CONFIG_NAMES, is_device_name
-from devlint.analysis.narrowing import cuda_tested, not_tensors, not_tensors_unless, off_cuda, stays_off_cuda
+from devlint.analysis.narrowing import cuda_tested, not_tensors, not_tensors_unless, off_cuda, passed_where, stays_off_cuda
 from devlint.analysis.placement import combine
 from devlint.analysis.torchapi import (
     ACCELERATOR_TYPES,
@@ -251,14 +251,16 @@ def eval_boolean(run: Evaluation, node: cst.BooleanOperation) -> Value:
     left = run.eval(node.left)
     right = run.eval(node.right)
     if isinstance(node.operator, cst.Or) and left.kind is Kind.NONE:
-        return right
+        # `device or "cpu"` with `device=None`: the device a caller passes, else the CPU.
+        passed = run.passed_device(node.left.value) if isinstance(node.left, cst.Name) else None
+        return right if passed is None else F.join(passed, right)
     return F.join(left, right) if left.kind is right.kind else F.UNKNOWN
 
 
 def eval_ifexp(run: Evaluation, node: cst.IfExp) -> Value:
     run.eval(node.test)
-    body = _eval_narrowed(run, node.body, not_tensors(run, node.test))
-    orelse = _eval_narrowed(run, node.orelse, not_tensors_unless(run, node.test))
+    body = _eval_narrowed(run, node.body, not_tensors(run, node.test) | passed_where(run, node.test, True))
+    orelse = _eval_narrowed(run, node.orelse, not_tensors_unless(run, node.test) | passed_where(run, node.test, False))
     if body.kind is Kind.DEVICE and orelse.kind is Kind.DEVICE and body.place != orelse.place:
         # The device-selection idiom: "the device", named by what it is assigned to.
         return Value(Kind.DEVICE, Place(PlaceKind.DEVICE))

@@ -24,7 +24,7 @@ from devlint.analysis.expressions import EVALUATORS, batch_value, check_indices,
 from devlint.analysis.facts import CPU, INPUT_DEVICE, MODULE_DEVICE, Kind, Origin, Place, PlaceKind, Value
 from devlint.analysis.guards import string_value
 from devlint.analysis.naming import is_device_name, is_loader_name
-from devlint.analysis.narrowing import cuda_tested, may_be_tensor, not_tensors, not_tensors_unless, off_cuda, stays_off_cuda
+from devlint.analysis.narrowing import cuda_tested, may_be_tensor, not_tensors, not_tensors_unless, off_cuda, passed_where, stays_off_cuda
 from devlint.analysis.placement import combine, write_into
 from devlint.analysis.program import ClassInfo, FunctionInfo
 from devlint.analysis.shapes import holds_nothing, number_parameter, size_sources
@@ -557,16 +557,17 @@ class FunctionRun:
         cpu_in_body, cpu_in_else = self._cpu_tested(stmt.test)
         narrowed = not_tensors(self, stmt.test) | self._unshown_here(stmt)
         excluded = not_tensors_unless(self, stmt.test)
+        passed, passed_else = passed_where(self, stmt.test, True), passed_where(self, stmt.test, False)
         tested = cuda_tested(stmt.test)
         if tested is not None and orelse is None and not (cpu_in_body or narrowed):
             return self._exec_cuda_test(stmt, tested)
-        if isinstance(orelse, cst.If) or cpu_in_body or cpu_in_else or narrowed or excluded:
+        if isinstance(orelse, cst.If) or cpu_in_body or cpu_in_else or narrowed or excluded or passed or passed_else:
             before = self.env
-            outcomes = [self._run_narrowed(stmt.body, before, cpu_in_body, narrowed)]
+            outcomes = [self._run_narrowed(stmt.body, before, cpu_in_body, narrowed, passed)]
             if isinstance(orelse, cst.If):
-                outcomes.append(self._run_narrowed(orelse, before, cpu_in_else, excluded))
+                outcomes.append(self._run_narrowed(orelse, before, cpu_in_else, excluded, passed_else))
             elif orelse is not None:
-                outcomes.append(self._run_narrowed(orelse.body, before, cpu_in_else, excluded))
+                outcomes.append(self._run_narrowed(orelse.body, before, cpu_in_else, excluded, passed_else))
             else:
                 rest = before.fork()
                 if not outcomes[0][1]:
@@ -574,6 +575,8 @@ class FunctionRun:
                     # the test is false goes on, so past the `if` x is no tensor.
                     for name, value in excluded.items():
                         rest[name] = value
+                for name, value in passed_else.items():
+                    rest[name] = value  # `if device is None: device = cpu`: else the caller's
                 outcomes.append((rest, True))
             return self._merge(outcomes, before)
         branches: list[cst.BaseSuite] = [stmt.body]
@@ -592,6 +595,22 @@ class FunctionRun:
         if off_cuda(kept, moved):
             self.env[name] = stays_off_cuda(kept, stmt.test, self.source(stmt.test))  # type: ignore[arg-type]
         return falls
+
+    def passed_device(self, name: str) -> Value | None:
+        """What a `device=None` parameter of a module's constructor, still holding its default,
+        holds where a caller passed one: the device that caller chose. There it decides where
+        the module lives, and forward()'s inputs are wherever that is: a module built without
+        it lives on the CPU with its inputs (YOLOv7's `End2End(model, device=None)`). Elsewhere
+        the default's fallback is kept: `forward(x, device=None)` building a CPU tensor beside
+        `x` is the bug its callers hit by passing nothing."""
+        value = self.env.get(name)
+        if value is None or value is not F.NONE or self._parameters.get(name) is not F.NONE:
+            return None
+        if self.func is None or self.func.name != "__init__" or self.cls is None or not self.cls.is_module:
+            return None
+        if not is_device_name(name, self.solver.settings):
+            return None
+        return Value(Kind.DEVICE, Place(PlaceKind.DEVICE, name))
 
     def _unshown_here(self, stmt: cst.If) -> dict[str, Value]:
         """In a branch that returns before the uses that show a parameter to be a tensor, the
@@ -648,11 +667,16 @@ class FunctionRun:
             falls = self.exec_block(_suite(suite))
         return self.env, falls
 
-    def _run_narrowed(self, branch: cst.BaseSuite | cst.If, start: "Env", cpu: Place | None, narrowed: dict[str, Value]) -> tuple["Env", bool]:
+    def _run_narrowed(
+        self, branch: cst.BaseSuite | cst.If, start: "Env", cpu: Place | None, narrowed: dict[str, Value], passed: dict[str, Value] | None = None
+    ) -> tuple["Env", bool]:
         """A branch under `isinstance(x, np.ndarray)` (or an `elif`/`else` of
         `isinstance(x, torch.Tensor)`): there `x` is no tensor. Past the branch, a name the branch
-        did not rebind is again what it was before."""
+        did not rebind is again what it was before. A `device=None` parameter the test shows was
+        passed (`passed`) is the caller's device there, and stays so on that path."""
         self.env = start.fork()
+        for name, value in (passed or {}).items():
+            self.env[name] = value
         for name, value in narrowed.items():
             self.env[name] = value
         with self._on_the_cpu(cpu):

@@ -143,3 +143,26 @@ def may_be_tensor(run: Evaluation, test: cst.BaseExpression, name: str) -> bool:
         if dotted_name(node.func) == "isinstance" and len(node.args) == 2 and "torch.Tensor" in _classes(run, node.args[1].value):
             return True
     return False
+
+
+def passed_where(run: Evaluation, test: cst.BaseExpression, holds: bool) -> dict[str, Value]:
+    """The `device=None` parameters that `test` being `holds` shows the caller passed:
+    `device if device else torch.device("cpu")`, the `else` of `if device is None:`. There the
+    parameter is the device the caller chose, not torch's default."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return passed_where(run, test.expression, not holds)
+    if isinstance(test, cst.BooleanOperation):
+        both = isinstance(test.operator, cst.And) == holds  # `a and b` true, `a or b` false: both are
+        return passed_where(run, test.left, holds) | passed_where(run, test.right, holds) if both else {}
+    name: str | None = None
+    if isinstance(test, cst.Name) and holds:
+        name = test.value
+    elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name):
+        operator = test.comparisons[0].operator
+        against_none = isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None"
+        if against_none and isinstance(operator, (cst.Is, cst.Equal)) and not holds:
+            name = test.left.value
+        elif against_none and isinstance(operator, (cst.IsNot, cst.NotEqual)) and holds:
+            name = test.left.value
+    value = run.passed_device(name) if name is not None else None
+    return {name: value} if name is not None and value is not None else {}
