@@ -6,6 +6,11 @@ import pytest
 
 from linting import dataflow_findings as findings
 from linting import dataflow_messages as messages
+from linting import lint
+
+from devlint.config import Settings
+
+DL202 = Settings(select=("DL202",))
 
 
 # -- positives -------------------------------------------------------------------
@@ -324,3 +329,39 @@ NEGATIVES = {
 @pytest.mark.parametrize("source", NEGATIVES.values(), ids=NEGATIVES.keys())
 def test_moves_that_take_effect_are_not_reported(source: str) -> None:
     assert findings(source) == []
+
+
+def test_a_parameter_attribute_is_not_told_to_take_a_plain_tensor_back() -> None:
+    # GLIDE's Text2ImUNet.convert_to_fp16: assigning `self.positional_embedding.to(...)` back
+    # would raise TypeError (a Parameter's name takes no plain tensor).
+    source = """
+    import torch
+    import torch.nn as nn
+
+
+    class Text2Im(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.positional_embedding = nn.Parameter(torch.empty(4, 8))
+            self.register_buffer("table", torch.zeros(3))
+
+        def move(self, device):
+            self.positional_embedding.to(device)
+            self.table.to(device)
+    """
+    assert [(f.code, f.start.line, f.message) for f in lint(source, DL202)] == [
+        (
+            "DL202",
+            12,
+            "`self.positional_embedding.to(device)` returns a moved copy that is thrown away: tensors are not moved "
+            "in place, so `self.positional_embedding` stays where it was; `self.positional_embedding` is an "
+            "`nn.Parameter`, which takes no plain tensor back: convert or move the module itself (its `.to()` "
+            "changes its parameters in place)",
+        ),
+        (
+            "DL202",
+            13,
+            "`self.table.to(device)` returns a moved copy that is thrown away: tensors are not moved in place, so "
+            "`self.table` stays where it was; assign it: `self.table = self.table.to(device)`",
+        ),
+    ]

@@ -19,6 +19,7 @@ from devlint.analysis.program import ClassInfo, FunctionInfo
 from devlint.analysis.shapes import number_parameter
 from devlint.analysis.torchapi import TENSOR as ONE_TENSOR
 from devlint.analysis.torchapi import (
+    PARAMETER_CLASSES,
     REGISTERED_STATE_CLASSES,
     factory_placement,
     function_results,
@@ -157,6 +158,26 @@ def _self_calls(method: FunctionInfo) -> Iterator[str]:
     for node in descendants(method.node.body):
         if type(node) is cst.Call and type(node.func) is cst.Attribute and dotted_name(node.func.value) == method.self_param:  # type: ignore[attr-defined]
             yield node.func.attr.value  # type: ignore[attr-defined]
+
+
+def parameter_attributes(cls: ClassInfo) -> frozenset[str]:
+    """Attributes a method sets to an `nn.Parameter` (`self.w = nn.Parameter(...)`): assigning a
+    plain tensor to one raises TypeError, so a move or conversion of it cannot be assigned back."""
+    found = set()
+    for method in cls.methods.values():
+        own = method.self_param
+        if own is None:
+            continue
+        for node in descendants(method.node.body):
+            if type(node) is not cst.Assign or type(node.value) is not cst.Call:  # type: ignore[attr-defined]
+                continue
+            callee = cls.names.qualify(node.value.func, method.shadowed) if cls.names is not None else None  # type: ignore[attr-defined]
+            if callee not in PARAMETER_CLASSES:
+                continue
+            for target in node.targets:  # type: ignore[attr-defined]
+                if type(target.target) is cst.Attribute and dotted_name(target.target.value) == own:
+                    found.add(target.target.attr.value)
+    return frozenset(found)
 
 
 def registered_attributes(cls: ClassInfo) -> Mapping[str, bool]:

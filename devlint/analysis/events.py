@@ -34,6 +34,7 @@ class DiscardedMove:
     node: cst.Call
     target: cst.BaseExpression  # the tensor expression (`X` in `X.cuda()`)
     method: str
+    parameter: bool = False  # the target is an `nn.Parameter` attribute of the module: no plain tensor can replace it
 
 
 @dataclass(frozen=True)

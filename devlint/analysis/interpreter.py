@@ -16,7 +16,7 @@ import libcst as cst
 from devlint.analysis import facts as F
 from devlint.analysis.accelerator_use import is_cpu_device
 from devlint.analysis.calls import eval_call
-from devlint.analysis.class_facts import registered_tensor_names, building_methods, called_by_init, registered_attributes
+from devlint.analysis.class_facts import building_methods, called_by_init, parameter_attributes, registered_attributes, registered_tensor_names
 from devlint.analysis.environment import Env, join_envs
 from devlint.analysis.evaluation import SharedFacts
 from devlint.analysis.events import Conflict, DiscardedMove, Operand, SplitReturn
@@ -471,7 +471,7 @@ class FunctionRun:
                 # (transformers' BatchEncoding, PyG's Batch); its tensors are not.
                 whole = receiver.batch is not None and not receiver.part
                 if receiver.kind is Kind.TENSOR or receiver.batch is not None and not (whole and name is not None and self._structured(name, expr)):
-                    self.solver.record(self.key, expr, DiscardedMove(expr, receiver_expr, method))
+                    self.solver.record(self.key, expr, DiscardedMove(expr, receiver_expr, method, self._a_parameter(receiver_expr)))
                     if name is not None:
                         # One root cause, one finding: later uses are not reported again.
                         self.env[name] = replace(receiver, place=F.UNKNOWN_PLACE, batch=None)
@@ -595,6 +595,13 @@ class FunctionRun:
         if off_cuda(kept, moved):
             self.env[name] = stays_off_cuda(kept, stmt.test, self.source(stmt.test))  # type: ignore[arg-type]
         return falls
+
+    def _a_parameter(self, expr: cst.BaseExpression) -> bool:
+        """`self.w` where a method of this module sets `self.w = nn.Parameter(...)`."""
+        func = self.func
+        if func is None or func.cls is None or func.self_param is None or not isinstance(expr, cst.Attribute):
+            return False
+        return dotted_name(expr.value) == func.self_param and expr.attr.value in parameter_attributes(func.cls)
 
     def passed_device(self, name: str) -> Value | None:
         """What a `device=None` parameter of a module's constructor, still holding its default,

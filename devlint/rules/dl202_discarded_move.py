@@ -27,7 +27,10 @@ class DiscardedMove(Rule):
         for event in self.ctx.devices.run().discarded:
             target = code(self.ctx.module, event.target)
             call = code(self.ctx.module, event.node, 60)
-            if dotted_name(event.target) is not None:
+            if event.parameter:
+                # Module.__setattr__ refuses a plain tensor for a parameter's name (TypeError).
+                advice = f"`{target}` is an `nn.Parameter`, which takes no plain tensor back: convert or move the module itself (its `.to()` changes its parameters in place)"
+            elif dotted_name(event.target) is not None:
                 advice = f"assign it: `{target} = {call}`"
             else:
                 advice = "assign the result to a variable and use that"
