@@ -163,7 +163,12 @@ def _self_calls(method: FunctionInfo) -> Iterator[str]:
 def parameter_attributes(cls: ClassInfo) -> frozenset[str]:
     """Attributes a method sets to an `nn.Parameter` (`self.w = nn.Parameter(...)`): assigning a
     plain tensor to one raises TypeError, so a move or conversion of it cannot be assigned back."""
-    found = set()
+    return frozenset(attr for attr, callee, _ in _built_attributes(cls) if callee in PARAMETER_CLASSES)
+
+
+def _built_attributes(cls: ClassInfo) -> Iterator[tuple[str, str, cst.Call]]:
+    """(attribute, qualified callee, call) for each `self.attr = callee(...)` in a method. Each
+    method's calls are read in its own scope: a local name hides an import there."""
     for method in cls.methods.values():
         own = method.self_param
         if own is None:
@@ -171,13 +176,10 @@ def parameter_attributes(cls: ClassInfo) -> frozenset[str]:
         for node in descendants(method.node.body):
             if type(node) is not cst.Assign or type(node.value) is not cst.Call:  # type: ignore[attr-defined]
                 continue
-            callee = cls.names.qualify(node.value.func, method.shadowed) if cls.names is not None else None  # type: ignore[attr-defined]
-            if callee not in PARAMETER_CLASSES:
-                continue
+            callee = (cls.names.qualify(node.value.func, method.shadowed) if cls.names is not None else None) or ""  # type: ignore[attr-defined]
             for target in node.targets:  # type: ignore[attr-defined]
                 if type(target.target) is cst.Attribute and dotted_name(target.target.value) == own:
-                    found.add(target.target.attr.value)
-    return frozenset(found)
+                    yield target.target.attr.value, callee, node.value  # type: ignore[attr-defined]
 
 
 def registered_attributes(cls: ClassInfo) -> Mapping[str, bool]:
@@ -192,25 +194,12 @@ def registered_attributes(cls: ClassInfo) -> Mapping[str, bool]:
 
 def _registered_attributes(cls: ClassInfo) -> Mapping[str, bool]:
     found: dict[str, bool] = {name: True for name in registered_tensor_names(cls)}
-    for method in cls.methods.values():
-        own = method.self_param
-        if own is None:
-            continue
-        for node in descendants(method.node.body):
-            if type(node) is not cst.Assign or type(node.value) is not cst.Call:  # type: ignore[attr-defined]
-                continue
-            # Each method's calls are read in its own scope: a local name hides an import there.
-            callee = (cls.names.qualify(node.value.func, method.shadowed) if cls.names is not None else None) or ""  # type: ignore[attr-defined]
-            leaf = callee.rsplit(".", 1)[-1]
-            if callee in REGISTERED_STATE_CLASSES:
-                tensor = True
-            elif callee.startswith("torch.nn.") and leaf[:1].isupper() and not nn_owns_no_state(leaf, node.value):  # type: ignore[attr-defined]
-                tensor = False
-            else:
-                continue
-            for target in node.targets:  # type: ignore[attr-defined]
-                if type(target.target) is cst.Attribute and dotted_name(target.target.value) == own:
-                    found.setdefault(target.target.attr.value, tensor)
+    for attr, callee, call in _built_attributes(cls):
+        leaf = callee.rsplit(".", 1)[-1]
+        if callee in REGISTERED_STATE_CLASSES:
+            found.setdefault(attr, True)
+        elif callee.startswith("torch.nn.") and leaf[:1].isupper() and not nn_owns_no_state(leaf, call):
+            found.setdefault(attr, False)
     return MappingProxyType(found)
 
 
