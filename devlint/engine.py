@@ -605,6 +605,7 @@ def _to_check_again(
 
     from devlint.project.layout import real
 
+    silenced = frozenset(rule.code for rule in all_rules() if rule.silent_on_gpu_only)
     summaries = {real(path): result.summary for (path, _, _), result in zip(files, results) if result is not None and result.summary is not None}
     index = ProjectIndex(summaries, functools.partial(_dependency_summary, settings=settings, cache=cache))
     again = []
@@ -614,7 +615,7 @@ def _to_check_again(
         facts = index.facts_for(path, result.summary.imports)
         wanted = facts if significant(facts) else ImportedFacts()
         digest = wanted.digest() if wanted else ""
-        if result.facts == "" and only_silences(wanted, {finding.code for finding in result.findings}):
+        if result.facts == "" and only_silences(wanted, {finding.code for finding in result.findings}, silenced):
             # Facts that only silence rules this file has no finding of (imports of a Triton or
             # NCCL file) cannot change its result: it holds under them as it is.
             result.facts = digest

@@ -30,9 +30,17 @@ class Rule:
     # The rule cannot fire on a file that contains none of these strings:
     # such files are not even parsed.
     needles: ClassVar[tuple[str, ...]] = ("torch",)
+    # No finding in a file that cannot run without a GPU whatever it is told (Triton kernels, an
+    # NCCL script): naming CUDA there is by design. The engine relies on it too: a project fact
+    # that only makes a file GPU-only cannot change a file without such findings.
+    silent_on_gpu_only: ClassVar[bool] = False
 
     def __init__(self, ctx: "FileContext") -> None:
         self.ctx = ctx
+
+    @property
+    def exempt_as_gpu_only(self) -> bool:
+        return self.silent_on_gpu_only and self.ctx.gpu_only
 
     @classmethod
     def info(cls) -> RuleInfo:

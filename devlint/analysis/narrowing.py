@@ -10,7 +10,7 @@ import libcst as cst
 from devlint.analysis.evaluation import Evaluation
 from devlint.analysis.facts import Kind, Origin, PlaceKind, Value
 from devlint.analysis.torchapi import CONTAINER_CLASSES, NON_TENSOR_CLASSES
-from devlint.names import dotted_name
+from devlint.names import dotted_name, is_none
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
 
@@ -86,17 +86,26 @@ def not_tensors_unless(run: Evaluation, test: cst.BaseExpression) -> dict[str, V
         return not_tensors_unless(run, test.left) | not_tensors_unless(run, test.right)
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         return not_tensors(run, test.expression)
-    if not isinstance(test, cst.Call) or any(arg.keyword is not None or arg.star for arg in test.args):
-        return {}
-    if dotted_name(test.func) == "isinstance" and run.lookup("isinstance") is None and len(test.args) == 2:
+    asked = _tensor_test(run, test)
+    if asked is None or asked[1] != {"torch.Tensor"}:
         # Only `torch.Tensor` itself: a tensor that is no `nn.Parameter` or `FloatTensor` is still a tensor.
-        tested = _classes(run, test.args[1].value) == {"torch.Tensor"}
-    else:
-        tested = run.qualify(test.func) == "torch.is_tensor" and len(test.args) == 1
-    name = dotted_name(test.args[0].value) if tested else None
-    if name is None:
         return {}
-    return {name: Value(Kind.UNKNOWN, origin=Origin(test, f"no tensor where `{run.source(test)}` is false"))}
+    return {asked[0]: Value(Kind.UNKNOWN, origin=Origin(test, f"no tensor where `{run.source(test)}` is false"))}
+
+
+def _tensor_test(run: Evaluation, test: cst.BaseExpression) -> tuple[str, frozenset[str]] | None:
+    """The name `isinstance(x, C)` or `torch.is_tensor(x)` asks about, with the classes it asks
+    for (`torch.is_tensor` asks for `torch.Tensor`)."""
+    if not isinstance(test, cst.Call) or not test.args or any(arg.keyword is not None or arg.star for arg in test.args):
+        return None
+    name = dotted_name(test.args[0].value)
+    if name is None:
+        return None
+    if dotted_name(test.func) == "isinstance" and run.lookup("isinstance") is None and len(test.args) == 2:
+        return name, _classes(run, test.args[1].value)
+    if run.qualify(test.func) == "torch.is_tensor" and len(test.args) == 1:
+        return name, frozenset({"torch.Tensor"})
+    return None
 
 
 def cuda_tested(test: cst.BaseExpression) -> str | None:
@@ -136,11 +145,8 @@ def may_be_tensor(run: Evaluation, test: cst.BaseExpression, name: str) -> bool:
     `torch.is_tensor(x)`): where it holds, the name may well be one."""
     operands = (test.left, test.right) if isinstance(test, cst.BooleanOperation) else ()
     for node in (test, *operands):
-        if not isinstance(node, cst.Call) or not node.args or dotted_name(node.args[0].value) != name:
-            continue
-        if run.qualify(node.func) == "torch.is_tensor":
-            return True
-        if dotted_name(node.func) == "isinstance" and len(node.args) == 2 and "torch.Tensor" in _classes(run, node.args[1].value):
+        asked = _tensor_test(run, node)
+        if asked is not None and asked[0] == name and "torch.Tensor" in asked[1]:
             return True
     return False
 
@@ -156,13 +162,11 @@ def passed_where(run: Evaluation, test: cst.BaseExpression, holds: bool) -> dict
         return passed_where(run, test.left, holds) | passed_where(run, test.right, holds) if both else {}
     name: str | None = None
     if isinstance(test, cst.Name) and holds:
-        name = test.value
-    elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name):
+        name = test.value  # `if device:`
+    elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name) and is_none(test.comparisons[0].comparator):
+        # `device is not None` where it holds, `device is None` where it does not.
         operator = test.comparisons[0].operator
-        against_none = isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None"
-        if against_none and isinstance(operator, (cst.Is, cst.Equal)) and not holds:
-            name = test.left.value
-        elif against_none and isinstance(operator, (cst.IsNot, cst.NotEqual)) and holds:
+        if isinstance(operator, (cst.Is, cst.Equal, cst.IsNot, cst.NotEqual)) and isinstance(operator, (cst.IsNot, cst.NotEqual)) == holds:
             name = test.left.value
     value = run.passed_device(name) if name is not None else None
     return {name: value} if name is not None and value is not None else {}

@@ -205,15 +205,11 @@ def significant(facts: ImportedFacts) -> bool:
     )
 
 
-# The codes a GPU-only file is exempt from (rules/DL101.md, DL102.md, DL103.md): all that facts
-# about Triton or NCCL files can change.
-_SILENCED_ON_GPU_ONLY = frozenset({"DL101", "DL102", "DL103"})
-
-
-def only_silences(facts: ImportedFacts, codes: set[str]) -> bool:
+def only_silences(facts: ImportedFacts, codes: set[str], silenced: frozenset[str]) -> bool:
     """Do these facts matter only by making the file GPU-only (it imports a Triton file, calls a
-    function that starts NCCL), where the file has no finding such a file is exempt from?"""
-    if not (facts.gpu_only or facts.nccl) or not codes.isdisjoint(_SILENCED_ON_GPU_ONLY):
+    function that starts NCCL), where the file has no finding of the `silenced` rules, those a
+    GPU-only file gets none of?"""
+    if not (facts.gpu_only or facts.nccl) or not codes.isdisjoint(silenced):
         return False
     rest = ImportedFacts(facts.classes, facts.functions, facts.variables)
     return not significant(rest)

@@ -22,6 +22,7 @@ class CudaCall(Rule):
     name = "cuda-call"
     summary = "`.cuda()` on a tensor or module hardcodes a CUDA GPU"
     needles = ("cuda",)
+    silent_on_gpu_only = True
     # `.cuda()` -> `.to(device)` only where a device variable is certainly bound.
     fix = "safe"
 
@@ -41,7 +42,7 @@ class CudaCall(Rule):
             return
         if self.ctx.qualify(func.value) is not None and self.ctx.qualify(func.value).split(".")[0] == "torch":
             return  # torch.cuda is the module, not a .cuda() call
-        if self.ctx.guards.guarded and not self.ctx.settings.strict or self.ctx.gpu_only:
+        if self.ctx.guards.guarded and not self.ctx.settings.strict or self.exempt_as_gpu_only:
             return
         if any(arg.keyword is None and not isinstance(arg.value, cst.Integer) or arg.keyword is not None and arg.keyword.value == "device" for arg in node.args):
             # `.cuda(rank)`: one GPU per process, multi-GPU code that is GPU-only by design.

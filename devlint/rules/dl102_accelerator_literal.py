@@ -56,6 +56,7 @@ class AcceleratorLiteral(Rule):
         "get_device",
         *(f"{quote}{kind}" for kind in sorted(ACCELERATOR_TYPES - {"cuda", "mps", "xpu"}) for quote in "\"'"),
     )
+    silent_on_gpu_only = True
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -105,7 +106,7 @@ class AcceleratorLiteral(Rule):
         return None
 
     def _flag(self, node: cst.CSTNode, where: str) -> None:
-        if self.ctx.guards.guarded or id(node) in self._reported or self.ctx.gpu_only:
+        if self.ctx.guards.guarded or id(node) in self._reported or self.exempt_as_gpu_only:
             return
         self._reported.add(id(node))
         text = _snippet(self.ctx.module.code_for_node(node))

@@ -34,6 +34,7 @@ class CudaRuntimeCall(Rule):
     name = "cuda-runtime-call"
     summary = "a CUDA runtime call (`torch.cuda.synchronize()`, `current_device()`, `Event`...) that raises without CUDA, outside an availability check"
     needles = ("cuda", "accelerator")
+    silent_on_gpu_only = True
 
     def __init__(self, ctx) -> None:  # noqa: ANN001 - FileContext
         super().__init__(ctx)
@@ -53,7 +54,7 @@ class CudaRuntimeCall(Rule):
             return
         if self.ctx.guards.guarded and not self.ctx.settings.strict:
             return
-        if self.ctx.gpu_only or self._device_ids:
+        if self.exempt_as_gpu_only or self._device_ids:
             # Inside `DistributedDataParallel(model, device_ids=[torch.cuda.current_device()])`: CUDA
             # ordinals that only multi-GPU wrappers read.
             return
