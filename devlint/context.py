@@ -106,6 +106,7 @@ class FileContext:
 
     def summary(self) -> "ModuleSummary":
         """What this file tells the files that import it (after its device analysis)."""
+        from devlint.analysis.checkpoints import loads_state, writes_cpu_state
         from devlint.analysis.class_facts import wrapped_parameters
         from devlint.analysis.summary import star_key, summarise
 
@@ -116,7 +117,8 @@ class FileContext:
             if info.key == info.name
         ]
         imports = {**self.names.bindings, **{star_key(i): module for i, module in enumerate(self.names.stars)}}
-        return summarise(self.path, classes, analysis.returns, analysis.variables, imports, self.python_tree)
+        checkpoints = (writes_cpu_state(self.module, self.names.qualify), loads_state(self.module, self.names.qualify))
+        return summarise(self.path, classes, analysis.returns, analysis.variables, imports, self.python_tree, checkpoints)
 
     @cached_property
     def gpu_only(self) -> bool:

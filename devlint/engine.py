@@ -613,6 +613,8 @@ def _to_check_again(
         if result is None or result.summary is None:
             continue
         facts = index.facts_for(path, result.summary.imports)
+        if result.summary.loads_state:
+            facts.state_writers = index.state_writers(path)
         wanted = facts if significant(facts) else ImportedFacts()
         digest = wanted.digest() if wanted else ""
         if result.facts == "" and only_silences(wanted, {finding.code for finding in result.findings}, silenced):

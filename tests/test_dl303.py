@@ -1100,3 +1100,58 @@ def test_a_list_of_inputs_given_to_forward_holds_inputs_on_the_module_device() -
             return feats + pos[:, None]
     """
     assert findings(source) == [("DL303", 13, 15)]
+
+
+# `f(x, **options)`: an unpacked mapping can give only what nothing explicit gave (a second value
+# for `x` is a TypeError), so `x` is the argument written; pytorch-forecasting's
+# `CompositeMetric.to_quantiles(y_pred, **kwargs)` hands its `y_pred` on so.
+KEYWORDS_UNPACKED = """
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def scale(x, weights=None, **options):
+    return x * torch.tensor([1.0, 2.0])
+
+
+def run(xs, **options):
+    x = torch.ones(2, device=device)
+    return scale(x, **options)
+"""
+
+
+def test_an_argument_written_beside_unpacked_ones_is_known() -> None:
+    assert findings(KEYWORDS_UNPACKED) == [("DL303", 7, 16)]
+    assert messages(KEYWORDS_UNPACKED) == [
+        "`torch.tensor([1.0, 2.0])` creates a CPU tensor (no `device=`) that meets `x` on `device` (created by `torch.ones`, line 11) at line 7: create it with `device=device`"
+    ]
+
+
+def test_a_positional_argument_after_an_unpacked_sequence_lands_nowhere_known() -> None:
+    source = KEYWORDS_UNPACKED.replace("scale(x, **options)", "scale(*xs, x)")
+    assert findings(source) == []
+
+
+# `t.type(y.type())` converts to `y`'s type name, device included ("torch.cuda.FloatTensor"):
+# YOLOX's and YOLOv3's grids. `t.type(y.dtype)` converts the dtype only and keeps `t`'s device.
+TYPE_OF_ANOTHER = """
+import torch
+from torch import nn
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 1)
+
+    def forward(self, x):
+        grid = torch.zeros(1, 2, 3, 3).type(x.type())
+        return self.conv(x) + grid
+"""
+
+
+def test_a_tensor_converted_to_anothers_type_name_is_on_its_device() -> None:
+    assert findings(TYPE_OF_ANOTHER) == []
+    assert findings(TYPE_OF_ANOTHER.replace(".type(x.type())", ".type(x.dtype)")) == [("DL303", 11, 16)]
+

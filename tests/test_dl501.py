@@ -333,3 +333,73 @@ def test_a_url_parameter_is_reported_where_a_call_may_pass_another_file() -> Non
             net.init(model_urls["resnet50"])
         """
     ) == [("DL501", 7, 27), ("DL501", 10, 27), ("DL501", 13, 27), ("DL501", 17, 27), ("DL501", 21, 30)]
+
+
+# A project whose own writer copies every tensor of a module's state to the CPU publishes and
+# reloads CPU weights (BasicSR's and KAIR's `save_network`, pix2pixHD's and SPADE's).
+def test_module_state_the_file_writes_as_cpu_copies_loads_anywhere() -> None:
+    found = lint(
+        """
+        import torch
+
+        class BaseModel:
+            def save_network(self, network, path):
+                torch.save(network.cpu().state_dict(), path)
+
+            def load_network(self, network, path):
+                network.load_state_dict(torch.load(path))
+
+            def load_optimizer(self, optimizer, path):
+                state = torch.load(path)
+                self.epoch = state["epoch"]
+        """
+    )
+    # The optimizer's state is no module state: a GPU run's resume file holds GPU tensors.
+    assert [(f.code, f.start.line) for f in found] == [("DL501", 11)]
+
+
+def test_a_state_dict_whose_entries_are_all_replaced_by_cpu_copies() -> None:
+    found = lint(
+        """
+        import torch
+
+        def save_network(net, path, param_key="params"):
+            save_dict = {}
+            state_dict = net.state_dict()
+            for key, param in state_dict.items():
+                if key.startswith("module."):
+                    key = key[7:]
+                state_dict[key] = param.cpu()
+            save_dict[param_key] = state_dict
+            torch.save(save_dict, path)
+
+        def test(model, weights):
+            checkpoint = torch.load(weights)
+            model.load_state_dict(checkpoint["params"], strict=True)
+        """
+    )
+    assert [(f.code, f.start.line) for f in found] == []
+
+
+def test_a_writer_that_leaves_some_tensor_where_it_was_proves_nothing() -> None:
+    found = lint(
+        """
+        import torch
+
+        def save(net, optimizer, path):
+            state_dict = net.state_dict()
+            for key, param in state_dict.items():
+                state_dict[key] = param.cpu()
+            torch.save({"params": state_dict, "optimizer": optimizer.state_dict()}, path)
+
+        def save_half(net, path):
+            state_dict = net.state_dict()
+            for key, param in state_dict.items():
+                print(key, param.cpu())
+            torch.save(state_dict, path)
+
+        def test(model, weights):
+            model.load_state_dict(torch.load(weights)["params"])
+        """
+    )
+    assert [(f.code, f.start.line) for f in found] == [("DL501", 16)]

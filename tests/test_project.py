@@ -374,3 +374,61 @@ def test_a_base_reached_through_an_imported_submodule_and_its_packages_reexport(
     lines = run("--quiet", str(tmp_path)).splitlines()
     assert [line.split(" ", 2)[:2] for line in lines] == [[f"{tmp_path / 'fl' / 'tagger.py'}:14:26:", "DL302"]]
     assert "`.numpy()` on `self.crf.transitions.detach()`, which is on the module's device" in lines[0]
+
+
+_WRITER = """\
+import torch
+
+
+class ModelBase:
+    def save_network(self, network, path):
+        state_dict = network.state_dict()
+        for key, param in state_dict.items():
+            state_dict[key] = param.cpu()
+        torch.save(state_dict, path)
+"""
+_LOADER = """\
+import torch
+from torch import nn
+
+model = nn.Linear(2, 2)
+model.load_state_dict(torch.load("model_zoo/net.pth"), strict=True)
+"""
+_LOAD_MESSAGE = (
+    "main_test.py:5:23: DL501 `torch.load(...)` without `map_location`: a checkpoint saved on a GPU fails to load on a machine "
+    'without one; pass `map_location=device` (or `map_location="cpu"`)'
+)
+
+
+def test_weights_the_projects_writer_copies_to_the_cpu_load_anywhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # KAIR's test scripts load the model zoo that `ModelBase.save_network` (models/model_base.py)
+    # writes; no import joins them, only the files on disk.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "model_base.py").write_text(_WRITER)
+    (tmp_path / "main_test.py").write_text(_LOADER)
+    monkeypatch.chdir(tmp_path)
+    assert run(".") == "All checks passed!\n"
+    assert run("main_test.py") == "All checks passed!\n"  # named alone, as pre-commit does
+    (tmp_path / "models" / "model_base.py").write_text(_WRITER.replace("param.cpu()", "param"))
+    assert run("main_test.py").splitlines()[0] == _LOAD_MESSAGE
+
+
+def test_editing_the_projects_writer_rechecks_only_the_files_that_restore_module_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "model_base.py").write_text(_WRITER)
+    (tmp_path / "main_test.py").write_text(_LOADER)
+    (tmp_path / "resume.py").write_text('import torch\n\nstate = torch.load("resume.state")\n')
+    monkeypatch.chdir(tmp_path)
+    files = [(Path(name), name) for name in ("main_test.py", "model_base.py", "resume.py")]
+    checked = _count_checks(monkeypatch)
+    settings = Settings(root=tmp_path)
+    first = engine.check_files(files, settings, jobs=1, cache=Cache.for_root(tmp_path, settings))
+    assert checked == ["main_test.py", "model_base.py", "resume.py", "main_test.py"]
+    assert [[f.code for f in r.findings] for r in first] == [[], [], ["DL501"]]
+    (tmp_path / "model_base.py").write_text(_WRITER.replace("param.cpu()", "param"))
+    checked.clear()
+    edited = engine.check_files(files, settings, jobs=1, cache=Cache.for_root(tmp_path, settings))
+    assert checked == ["model_base.py", "main_test.py"]
+    assert [[f.code for f in r.findings] for r in edited] == [["DL501"], [], ["DL501"]]
+    assert [r.findings for r in edited] == [r.findings for r in engine.check_files(files, settings, jobs=1)]

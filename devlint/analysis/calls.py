@@ -145,30 +145,55 @@ def _note_args(run: Evaluation, target: FunctionInfo, node: cst.Call, args: Argu
         # hands on what its callers passed: where that lives is theirs to say. Pieces it placed
         # itself (taming's collate recursing on `[torch.as_tensor(b) for b in batch]`) are a call.
         return
+    facts = bound_arguments(target, node, args, skip_self)
     params = target.params[1:] if skip_self else target.params
-    facts: dict[str, Value] = {}
-    positional = [value for (_, value), arg in zip(args, node.args) if arg.keyword is None and not arg.star]
-    for param, value in zip(params, positional):
-        facts[param.name.value] = value
+    for param in params:
+        facts.setdefault(param.name.value, _default_value(run, param))
+    run.solver.note_call(target.key, facts)
+
+
+def bound_arguments(target: FunctionInfo, node: cst.Call, args: Arguments, skip_self: bool) -> dict[str, Value]:
+    """What one call hands each parameter, bound as Python binds it. Arguments written before a
+    `*xs` fill the first positional parameters, explicit keywords their own; `**kw` can give only
+    what nothing explicit gave (a second value is a TypeError), so an unpacking leaves those
+    known and makes unknown only what it may fill. Parameters the call leaves to their defaults
+    are absent."""
+    signature = target.node.params
+    positional = [p.name.value for p in (*signature.posonly_params, *signature.params)][1 if skip_self else 0 :]
+    keywords = {p.name.value for p in (*signature.params, *signature.kwonly_params)}  # not positional-only ones
     star, kwargs = target.star_params
-    named = {p.name.value for p in params}
-    extra = positional[len(params):]
+    facts: dict[str, Value] = {}
+    extra: list[Value] = []
+    filled = 0
+    spread = unpacked = False  # a `*xs` (positions after it unknown), any unpacking
     for (_, value), arg in zip(args, node.args):
-        if arg.keyword is not None:
-            if arg.keyword.value in named or kwargs is None:
-                facts[arg.keyword.value] = value
+        if arg.star:
+            spread = spread or arg.star == "*"
+            unpacked = True
+        elif arg.keyword is not None:
+            name = arg.keyword.value
+            if name in keywords or kwargs is None:
+                facts[name] = value
             else:
                 facts[kwargs] = F.join(facts[kwargs], value) if kwargs in facts else value
+        elif not spread:
+            if filled < len(positional):
+                facts[positional[filled]] = value
+            else:
+                extra.append(value)
+            filled += 1
     if star is not None and extra:
         joined = extra[0]
         for value in extra[1:]:
             joined = F.join(joined, value)
         facts[star] = joined
-    if any(arg.star for arg in node.args):
-        facts = {name: F.UNKNOWN for name in (*named, *(n for n in target.star_params if n is not None))}
-    for param in params:
-        facts.setdefault(param.name.value, _default_value(run, param))
-    run.solver.note_call(target.key, facts)
+    if unpacked:
+        for param in target.params[1 if skip_self else 0 :]:
+            facts.setdefault(param.name.value, F.UNKNOWN)
+        for name in (star, kwargs):
+            if name is not None:
+                facts[name] = F.UNKNOWN
+    return facts
 
 
 def _placed(value: Value) -> bool:

@@ -45,9 +45,12 @@ class ImportedFacts:
     # Functions of other files that start an NCCL process group: the backend parameter a call
     # may pass instead ("", -1: none), by qualified name.
     nccl: dict[str, tuple[str, int]] = field(default_factory=dict)
+    # The project's files whose `torch.save` writes module state copied to the CPU
+    # (analysis/checkpoints.py), told to a file that restores module state.
+    state_writers: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
-        return bool(self.classes or self.functions or self.variables or self.gpu_only or self.nccl)
+        return bool(self.classes or self.functions or self.variables or self.gpu_only or self.nccl or self.state_writers)
 
     def digest(self) -> str:
         """Changes exactly when what the file sees of the project changes (the cache's key)."""

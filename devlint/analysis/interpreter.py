@@ -141,6 +141,8 @@ class FunctionRun:
             if name is not None:
                 # `*args`, `**kwargs`: what the callers pass, or whatever they may pass.
                 passed = facts.get(name) if called else None
+                if passed is not None and passed.place.kind is PlaceKind.FOLLOWS:
+                    passed = passed.at(Place(PlaceKind.FOLLOWS, name))  # the callers' inputs, as for a parameter
                 self.env[name] = Value(Kind.SEQ, elem=passed or self._star_element(func, name))
         if func.cls is not None and func.self_param is not None and func.name != "__init__":
             for attr, value in self.solver.read("self_attrs", func.cls.key, {}).items():

@@ -46,6 +46,10 @@ class ModuleSummary:
     # instead ("", -1: none), and the other functions' unconditional calls of imported names.
     nccl_starts: dict[str, tuple[str, int]] = field(default_factory=dict)
     nccl_calls: dict[str, tuple[Call, ...]] = field(default_factory=dict)
+    # Some `torch.save` writes module state copied to the CPU (analysis/checkpoints.py); the file
+    # restores module state from a load without `map_location`.
+    writes_cpu_state: bool = False
+    loads_state: bool = False
 
     def digest(self) -> str:
         return hashlib.blake2b(json.dumps(asdict(self), sort_keys=True).encode(), digest_size=16).hexdigest()
@@ -66,6 +70,8 @@ class ModuleSummary:
                 name: tuple(Call(c["name"], c["positional"], tuple(c["keywords"]), c["starred"]) for c in calls)
                 for name, calls in data.get("nccl_calls", {}).items()
             },
+            data.get("writes_cpu_state", False),
+            data.get("loads_state", False),
         )
 
 
@@ -86,6 +92,7 @@ def summarise(
     variables: dict[str, Value],
     imports: dict[str, str],
     tree: ast.Module | None,
+    checkpoints: tuple[bool, bool] = (False, False),
 ) -> ModuleSummary:
     """The summary of a file the device analysis has run on; `classes` are (name, bases, module,
     dataset, stateless, wrapped constructor arguments), the first class of each name."""
@@ -106,6 +113,7 @@ def summarise(
         dict(imports),
         starts,
         calls,
+        *checkpoints,
     )
 
 

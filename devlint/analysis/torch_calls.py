@@ -610,8 +610,12 @@ def _type_target(run: Evaluation, arg: tuple[cst.CSTNode, Value], receiver: Valu
     text = string_value(expr) if isinstance(expr, cst.BaseExpression) else None
     if text is not None:
         return Place(PlaceKind.ACCEL, "cuda") if text.startswith("torch.cuda.") else CPU
-    if value.kind is Kind.SCALAR:
-        return receiver.place  # a dtype
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "type" and not expr.args:
+        # `x.type(y.type())`: the name of `y`'s type ("torch.cuda.FloatTensor") holds its device too.
+        with run.silent():
+            return run.eval(expr.func.value).place
+    if value.kind is Kind.SCALAR or isinstance(expr, cst.Attribute) and expr.attr.value == "dtype":
+        return receiver.place  # a dtype (`y.dtype`)
     return F.UNKNOWN_PLACE
 
 

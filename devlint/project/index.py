@@ -10,8 +10,11 @@ so or when one of its bases, followed from file to file, is one.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable
 from pathlib import Path
+
+from devlint.discovery import DEFAULT_EXCLUDES
 
 from devlint.analysis.imported import ImportedClass, ImportedFacts, ImportedFunction, ImportedVariable
 from devlint.analysis.gpu_only import imports_gpu_only_library
@@ -30,6 +33,7 @@ class ProjectIndex:
         self._load = load  # a summary for a project file the run does not check (from the cache or a check)
         self._module_memo: dict[tuple[Path, str], bool] = {}
         self._nccl_memo: dict[tuple[Path, str], tuple[str, int] | None] = {}
+        self._writers: dict[Path, tuple[str, ...]] = {}
 
     def summary(self, path: Path) -> ModuleSummary | None:
         path = real(path)
@@ -62,6 +66,20 @@ class ProjectIndex:
                 self._add(facts, qualified, where, summary, member)
                 self._add_nccl(facts, qualified, where, member)
         return facts
+
+    def state_writers(self, path: Path) -> tuple[str, ...]:
+        """The files of `path`'s project whose `torch.save` writes CPU copies of module state, found
+        among every Python file of the project (not only the imported ones: a checkpoint goes from
+        the file that saves it to the one that loads it through the disk, not through an import)."""
+        root = project_root(real(path).parent)
+        if root not in self._writers:
+            found = []
+            for candidate in _saving_files(root):
+                summary = self.summary(candidate)
+                if summary is not None and summary.writes_cpu_state:
+                    found.append(summary.path)
+            self._writers[root] = tuple(sorted(found))
+        return self._writers[root]
 
     def _add_nccl(self, facts: ImportedFacts, qualified: str, where: Path, name: str) -> None:
         parameter = self._starts_nccl(where, name, 0)
@@ -197,7 +215,7 @@ def significant(facts: ImportedFacts) -> bool:
     device variables, and helpers that return something on a known device or a module do, and
     so do helpers whose result follows an argument: `y = adjust(x)` is on `x`'s device, where
     the file alone knows nothing of `y`."""
-    if facts.classes or facts.variables or facts.gpu_only or facts.nccl:
+    if facts.classes or facts.variables or facts.gpu_only or facts.nccl or facts.state_writers:
         return True
     return any(
         f.returns.known or f.returns.kind == "module" or f.returns.place == "follows" and f.returns.name in f.params
@@ -211,8 +229,26 @@ def only_silences(facts: ImportedFacts, codes: set[str], silenced: frozenset[str
     GPU-only file gets none of?"""
     if not (facts.gpu_only or facts.nccl) or not codes.isdisjoint(silenced):
         return False
-    rest = ImportedFacts(facts.classes, facts.functions, facts.variables)
+    rest = ImportedFacts(facts.classes, facts.functions, facts.variables, state_writers=facts.state_writers)
     return not significant(rest)
+
+
+def _saving_files(root: Path) -> list[Path]:
+    """The project's Python files whose text may hold a CPU-copying `torch.save` (cheap to tell:
+    it names both), in a fixed order, outside the folders a run never walks."""
+    found = []
+    for folder, subfolders, names in os.walk(root):
+        subfolders[:] = sorted(d for d in subfolders if d not in DEFAULT_EXCLUDES and not d.endswith(".egg-info") and not d.startswith("."))
+        for name in sorted(names):
+            if name.endswith(".py"):
+                path = Path(folder) / name
+                try:
+                    text = path.read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    continue
+                if "save" in text and ".cpu()" in text:
+                    found.append(real(path))
+    return found
 
 
 @functools.lru_cache(maxsize=8192)

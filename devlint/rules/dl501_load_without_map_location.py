@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devlint.analysis.checkpoints import restores_module_state, writes_cpu_state
 from devlint.analysis.guards import string_value
 from devlint.analysis.torchapi import DOWNLOAD_LOADS, LOAD_FUNCTIONS, SAVE_FUNCTIONS
 from devlint.analysis.torchapi.frameworks import LR_SCHEDULER_FACTORIES, LR_SCHEDULER_MODULE
@@ -56,13 +57,15 @@ class LoadWithoutMapLocation(Rule):
     through `with open(path) as f`), and a load from a temporary directory
     (pytest's `tmp_path`, `tempfile.TemporaryDirectory()`) are not reported:
     that file was written on the machine reading it. A learning-rate scheduler's state holds
-    numbers only and is not reported either.
+    numbers only and is not reported either, nor is module state restored in a project whose own
+    `torch.save` writes module state copied to the CPU (analysis/checkpoints.py).
     """
 
     code = "DL501"
     name = "load-without-map-location"
     summary = "`torch.load(...)` without `map_location` fails on CPU-only machines for GPU checkpoints"
-    needles = ("load",)
+    # `.cpu()`: a file that writes CPU copies of module state tells the project's loads so.
+    needles = ("load", ".cpu()")
     # Unsafe: the tensors then load where map_location says, not where they were saved.
     fix = "unsafe"
 
@@ -72,7 +75,7 @@ class LoadWithoutMapLocation(Rule):
         # torch.save's paths, by function (None: module level), and the loads decided once the
         # walk has seen them all (a script often loads before the function that saves).
         self._saved: set[tuple[int | None, str]] = set()
-        self._pending: list[tuple[cst.Call, int | None, str | None, bool]] = []
+        self._pending: list[tuple[cst.Call, int | None, str | None, bool, cst.CSTNode]] = []
         self._schedulers: set[str] = set()  # names bound to a learning-rate scheduler
         self._loaded_into: dict[int, str] = {}  # id(load) -> `sched` for `sched.load_state_dict(torch.load(...))`
         self._scopes: list[int] = []  # the functions the walk is in, innermost last
@@ -206,17 +209,22 @@ class LoadWithoutMapLocation(Rule):
             url = node.args[0].value
             if self._published_by_pytorch(url) or self._parameter_fed_published(url):
                 return
-        self._pending.append((node, scope, self._text(path) if path is not None else None, path is not None and self._is_local(path)))
+        function = self._functions[-1] if self._functions else self.ctx.module
+        self._pending.append((node, scope, self._text(path) if path is not None else None, path is not None and self._is_local(path), function))
 
     def leave_Module(self, original_node: cst.Module) -> None:
         anywhere = {text for _, text in self._saved}
-        for node, scope, text, local in self._pending:
+        # The project's weights are CPU tensors where its own writer copies them there.
+        cpu_weights = bool(self.ctx.imported.state_writers) or writes_cpu_state(self.ctx.module, self.ctx.names.qualify)
+        for node, scope, text, local, function in self._pending:
             # A load of the very path this file saved, in this function, or anywhere for a
             # path that is no local of this function: written on the machine reading it.
             if text is not None and ((scope, text) in self._saved or not local and text in anywhere):
                 continue
             if self._loaded_into.get(id(node)) in self._schedulers:
                 continue  # a scheduler's state: numbers, no tensors to restore anywhere
+            if cpu_weights and restores_module_state(node, function):
+                continue
             call = self.ctx.module.code_for_node(node.func)
             self.report(
                 node,
