@@ -16,9 +16,11 @@ from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
+from devlint.analysis.guards import device_type_of_string, string_value
 from devlint.analysis.torchapi import DTYPES, takes_device
 from devlint.finding import Edit, Fix
-from devlint.tree import parent_table
+from devlint.names import dotted_name
+from devlint.tree import descendants, parent_table
 
 from typing import TYPE_CHECKING
 
@@ -288,6 +290,7 @@ def device_in_scope(ctx: "FileContext", node: cst.CSTNode) -> str | None:
     code moved there would change machine.
     """
     candidates = ["device", *(name for name in ctx.settings.device_variables if name.isidentifier())]
+    candidates = [name for name in candidates if name not in ctx.shared(_compared_with_other_words)]
     start = ctx.offsets(node)[0]
     functions = list(enclosing_functions(ctx, node))
     for name in candidates:
@@ -295,6 +298,24 @@ def device_in_scope(ctx: "FileContext", node: cst.CSTNode) -> str | None:
         if found:
             return name
     return None
+
+
+def _compared_with_other_words(ctx: "FileContext") -> frozenset[str]:
+    """Names the file compares with a string that is no torch device (`args.device == "gpu"`,
+    YOLOX's demo): they hold the project's own words, which `.to()` and `map_location` reject."""
+    names: set[str] = set()
+    for node in descendants(ctx.module):
+        if type(node) is not cst.Comparison:
+            continue
+        operands = [node.left, *(c.comparator for c in node.comparisons)]  # type: ignore[attr-defined]
+        words = [text for op in operands if (text := string_value(op)) is not None]
+        if not any(device_type_of_string(word) is None for word in words):
+            continue
+        for op in operands:
+            dotted = dotted_name(op) if isinstance(op, (cst.Name, cst.Attribute)) else None
+            if dotted is not None:
+                names.add(dotted.rsplit(".", 1)[-1])
+    return frozenset(names)
 
 
 def _bound_in(ctx: "FileContext", name: str, functions: list[cst.FunctionDef], start: int) -> bool:

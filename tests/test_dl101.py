@@ -122,6 +122,13 @@ GUARDED = {
         if cfg.ok and verbose:
             x = x.cuda()
         """,
+    "the project's own word for the GPU": """
+        import torch
+        def main(args):
+            x = torch.zeros(3)
+            if args.device == "gpu":
+                x = x.cuda()
+        """,
     "else of a cpu check": """
         import torch
         def place(t, device):

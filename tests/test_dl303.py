@@ -131,7 +131,7 @@ def test_a_factory_in_a_helper_method_that_forward_calls() -> None:
         def init_hidden(self, n):
             return torch.zeros(n, 4)
     """
-    assert findings(source) == [("DL303", 15, 16)]
+    assert findings(source) == [("DL303", 14, 16)]
 
 
 def test_a_hidden_state_helper_with_the_input_passed_in() -> None:
@@ -1155,3 +1155,26 @@ def test_a_tensor_converted_to_anothers_type_name_is_on_its_device() -> None:
     assert findings(TYPE_OF_ANOTHER) == []
     assert findings(TYPE_OF_ANOTHER.replace(".type(x.type())", ".type(x.dtype)")) == [("DL303", 11, 16)]
 
+
+
+def test_a_type_name_passed_to_a_method_carries_the_device() -> None:
+    # YOLOX's `decode_outputs(outputs, dtype=xin[0].type())`, then `.type(dtype)` on its grids.
+    source = """
+import torch
+from torch import nn
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 1)
+
+    def forward(self, x):
+        return self.decode(self.conv(x), dtype=x.type())
+
+    def decode(self, outputs, dtype):
+        grid = torch.arange(3).type(dtype)
+        return outputs + grid
+"""
+    assert findings(source) == []
+    assert findings(source.replace("dtype=x.type()", "dtype=x.dtype")) == [("DL303", 14, 16)]

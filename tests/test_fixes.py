@@ -159,6 +159,29 @@ def test_map_location_falls_back_to_the_cpu() -> None:
     )
 
 
+def test_a_device_variable_holding_the_projects_own_words_is_no_location() -> None:
+    # YOLOX's demo: `Predictor(..., device="cpu")` and `if self.device == "gpu":`; the user passes
+    # "gpu", which `map_location` and `.to()` reject.
+    source = (
+        "import torch\n"
+        "class Predictor:\n"
+        "    def __init__(self, path, device='cpu'):\n"
+        "        self.device = device\n"
+        "        self.state = torch.load(path)\n"
+        "    def run(self, x):\n"
+        "        return x.cuda() if self.device == 'gpu' else x\n"
+    )
+    ctx = _context(source)
+    assert fixes.device_in_scope(ctx, _call_named(ctx, "torch.load")) is None
+    assert _applied(ctx, fixes.add_map_location(ctx, _call_named(ctx, "torch.load"))).endswith(
+        "        self.state = torch.load(path, map_location=\"cpu\")\n"
+        "    def run(self, x):\n"
+        "        return x.cuda() if self.device == 'gpu' else x\n"
+    )
+    ctx = _context(source.replace("'gpu'", "'cuda'"))
+    assert fixes.device_in_scope(ctx, _call_named(ctx, "torch.load")) == "device"
+
+
 # -- cuda_to_device (DL101) -------------------------------------------------------------
 def test_cuda_to_device_keeps_non_blocking() -> None:
     ctx = _context("a, b = x.cuda(), y.cuda(non_blocking=True)\n")

@@ -201,6 +201,27 @@ def function_results(namespace: object, prefix: str) -> dict[str, str]:
     return results
 
 
+def init_results() -> dict[str, str]:
+    """`torch.nn.init.*` called on a weight-shaped tensor, and what each returns: the in-place
+    initialisers give the tensor back, the helpers numbers (`_calculate_fan_in_and_fan_out`, which
+    many projects' own initialisers call, private as it is)."""
+    results: dict[str, str] = {}
+    for name in sorted(dir(torch.nn.init)):
+        func = getattr(torch.nn.init, name)
+        if name.startswith("__") or inspect.isclass(func) or inspect.ismodule(func) or not callable(func):
+            continue
+        if getattr(func, "__module__", None) != "torch.nn.init":
+            continue  # imported helpers (`_no_grad_*` aside, they are its own)
+        try:
+            with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
+                warnings.simplefilter("ignore")
+                result = func(torch.empty(3, 4))
+        except Exception:  # noqa: BLE001 - needs other arguments
+            continue
+        results[f"torch.nn.init.{name}"] = _value_kind(result)
+    return results
+
+
 # -- arguments that must be tensors -------------------------------------------------------------------
 def tensor_arguments(namespace: object, prefix: str, schemas: dict[str, list[torch._C.FunctionSchema]], method: bool) -> dict[str, str]:
     """For each function (or method, without `self`): the arguments every overload types as a
@@ -607,6 +628,7 @@ def generate() -> str:
     names("MODULE_ONLY_MEMBERS", "Members of an nn.Module that no tensor, ndarray, pandas object, optimizer, scheduler or builtin has: using one shows a module.", module_only)
     table("TORCH_FUNCTION_RESULTS", "torch.* callables and what they return (as TENSOR_METHOD_RESULTS).", torch_results)
     table("FUNCTIONAL_RESULTS", "torch.nn.functional.* and what they return.", functional_results)
+    table("INIT_RESULTS", "torch.nn.init.* called on a weight, private helpers included, and what they return.", init_results())
     table("FACTORIES", 'torch.* calls that create a tensor from no tensor, and where it goes without device=: "default" (the default device) or "cpu".', factory_places)
     names("FACTORIES_WITH_DEVICE", "Factories that take device=.", factories_with_device)
     names("LIKE_FACTORIES", "torch.*_like(t): on t's device unless given device=.", like_factories(schemas))

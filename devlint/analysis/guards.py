@@ -48,6 +48,11 @@ def names_an_accelerator(name: str) -> bool:
     return any(word in name for word in _FLAG_WORDS) or not _FLAG_PARTS.isdisjoint(name.split("_"))
 
 
+def _names_accelerator_word(value: str) -> bool:
+    """`"gpu"`, `"GPU"`: one word naming an accelerator, as a flag's name would."""
+    return value.isidentifier() and names_an_accelerator(value.lower())
+
+
 def _not_a_dotted_name(node: cst.CSTNode) -> bool:
     """Prunes `a.b.c` below its top: `_names_check` covers its prefixes and parts from the whole name."""
     return type(node) is not cst.Attribute or dotted_name(node) is None  # type: ignore[arg-type]
@@ -185,8 +190,8 @@ class AcceleratorGuards:
                     return True  # `if _should_use_custom_op(x):`, defined above
             elif kind is cst.Comparison:
                 operands = [node.left, *(target.comparator for target in node.comparisons)]  # type: ignore[attr-defined]
-                if any((value := string_value(op)) is not None and device_type_of_string(value) for op in operands):
-                    return True
+                if any((value := string_value(op)) is not None and (device_type_of_string(value) or _names_accelerator_word(value)) for op in operands):
+                    return True  # `device == "cuda"`; `args.device == "gpu"`, a project's own word for it
         return False
 
     def _flag(self, dotted: str) -> bool | None:

@@ -32,8 +32,10 @@ from devlint.analysis.placement import combine, write_into
 from devlint.analysis.shapes import full_reduction
 from devlint.analysis.usage import imports_other_tensors, own_members, tensor_parameters
 from devlint.analysis.torchapi import (
+    VALUE,
     converts_to_array,
     device_checked_arguments,
+    function_results,
     CPU_REQUIRED_ARGUMENTS,
     CROSS_DEVICE_METHODS,
     CUDA_TENSOR_TYPES,
@@ -272,6 +274,8 @@ def _torch_function(run: Evaluation, node: cst.Call, qualified: str) -> Value:
     args = shown_tensors(qualified, node, arguments(run, node))
     if qualified in NO_TENSOR_CALLS:
         return F.UNKNOWN
+    if function_results(qualified) == {VALUE}:
+        return F.SCALAR  # numbers, a dtype, a tuple of sizes (`_calculate_fan_in_and_fan_out(w)`)
     if qualified.startswith("torch.nn.modules.utils."):
         return F.SCALAR  # `_pair(kernel_size)`: a tuple of ints
     if qualified in SHAPE_TENSORS:
@@ -571,7 +575,8 @@ def move(run: Evaluation, node: cst.Call, method: str, receiver: Value) -> Value
         place, what = Place(PlaceKind.ACCEL, "cuda"), "moved by `.cuda()`"
     elif method == "type":
         if not args:
-            return F.SCALAR  # `x.type()`: the type's name
+            # `x.type()`: the type's name, which names `x`'s device too ("torch.cuda.FloatTensor").
+            return Value(Kind.SCALAR, receiver.place, scalar=True) if receiver.kind is Kind.TENSOR else F.SCALAR
         place, what = _type_target(run, args[0], receiver), "converted by `.type()`"
         if place == receiver.place and receiver.origin is not None:
             return receiver
@@ -610,10 +615,8 @@ def _type_target(run: Evaluation, arg: tuple[cst.CSTNode, Value], receiver: Valu
     text = string_value(expr) if isinstance(expr, cst.BaseExpression) else None
     if text is not None:
         return Place(PlaceKind.ACCEL, "cuda") if text.startswith("torch.cuda.") else CPU
-    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "type" and not expr.args:
-        # `x.type(y.type())`: the name of `y`'s type ("torch.cuda.FloatTensor") holds its device too.
-        with run.silent():
-            return run.eval(expr.func.value).place
+    if value.kind is Kind.SCALAR and value.place.kind is not PlaceKind.UNKNOWN:
+        return value.place  # `x.type(y.type())`, directly or through a parameter: `y`'s type name
     if value.kind is Kind.SCALAR or isinstance(expr, cst.Attribute) and expr.attr.value == "dtype":
         return receiver.place  # a dtype (`y.dtype`)
     return F.UNKNOWN_PLACE

@@ -79,8 +79,8 @@ def method_results(method: str) -> frozenset[str]:
 
 
 def function_results(qualified: str) -> frozenset[str]:
-    """What `torch.<name>(...)` or `torch.nn.functional.<name>(...)` may return."""
-    return _kinds(_data.TORCH_FUNCTION_RESULTS.get(qualified) or _data.FUNCTIONAL_RESULTS.get(qualified))
+    """What `torch.<name>(...)`, `torch.nn.functional.<name>(...)` or `torch.nn.init.<name>(...)` may return."""
+    return _kinds(_data.TORCH_FUNCTION_RESULTS.get(qualified) or _data.FUNCTIONAL_RESULTS.get(qualified) or _data.INIT_RESULTS.get(qualified))
 
 
 def tensor_arguments(name: str) -> tuple[frozenset[int], frozenset[str]]:

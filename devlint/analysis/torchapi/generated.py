@@ -2551,6 +2551,31 @@ FUNCTIONAL_RESULTS = {
     'torch.nn.functional.unfold': 'tensor',
 }
 
+# torch.nn.init.* called on a weight, private helpers included, and what they return.
+INIT_RESULTS = {
+    'torch.nn.init._calculate_fan_in_and_fan_out': 'value',
+    'torch.nn.init._no_grad_zero_': 'tensor',
+    'torch.nn.init.eye': 'tensor',
+    'torch.nn.init.eye_': 'tensor',
+    'torch.nn.init.kaiming_normal': 'tensor',
+    'torch.nn.init.kaiming_normal_': 'tensor',
+    'torch.nn.init.kaiming_uniform': 'tensor',
+    'torch.nn.init.kaiming_uniform_': 'tensor',
+    'torch.nn.init.normal': 'tensor',
+    'torch.nn.init.normal_': 'tensor',
+    'torch.nn.init.ones_': 'tensor',
+    'torch.nn.init.orthogonal': 'tensor',
+    'torch.nn.init.orthogonal_': 'tensor',
+    'torch.nn.init.trunc_normal_': 'tensor',
+    'torch.nn.init.uniform': 'tensor',
+    'torch.nn.init.uniform_': 'tensor',
+    'torch.nn.init.xavier_normal': 'tensor',
+    'torch.nn.init.xavier_normal_': 'tensor',
+    'torch.nn.init.xavier_uniform': 'tensor',
+    'torch.nn.init.xavier_uniform_': 'tensor',
+    'torch.nn.init.zeros_': 'tensor',
+}
+
 # torch.* calls that create a tensor from no tensor, and where it goes without device=: "default" (the default device) or "cpu".
 FACTORIES = {
     'torch.BFloat16Tensor': 'cpu',
