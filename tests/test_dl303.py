@@ -1178,3 +1178,15 @@ class Head(nn.Module):
 """
     assert findings(source) == []
     assert findings(source.replace("dtype=x.type()", "dtype=x.dtype")) == [("DL303", 14, 16)]
+
+
+def test_a_function_that_gives_a_bool_still_takes_its_tensors_on_one_device() -> None:
+    # ReAgent's sampler: `torch.allclose` answers with a bool, and raises for tensors on two devices.
+    source = """
+import torch
+
+
+def check(p: torch.Tensor):
+    assert torch.allclose(p.sum(1), torch.ones(p.shape[0]))
+"""
+    assert findings(source) == [("DL303", 5, 37)]

@@ -376,6 +376,10 @@ def test_a_state_dict_whose_entries_are_all_replaced_by_cpu_copies() -> None:
         def test(model, weights):
             checkpoint = torch.load(weights)
             model.load_state_dict(checkpoint["params"], strict=True)
+
+        def test_either(model, weights):
+            pretrained = torch.load(weights)
+            model.load_state_dict(pretrained["params"] if "params" in pretrained.keys() else pretrained)
         """
     )
     assert [(f.code, f.start.line) for f in found] == []

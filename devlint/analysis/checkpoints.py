@@ -44,7 +44,7 @@ def loads_state(module: cst.Module, qualify: Qualify) -> bool:
 
 def restores_module_state(load: cst.Call, scope: cst.CSTNode) -> bool:
     """Does what `load` reads reach `X.load_state_dict(...)` in its function: directly, through
-    an entry (`ckpt["params"]`), or through names bound to either?"""
+    an entry (`ckpt["params"]`), a choice between such, or names bound to any of them?"""
     names: set[str] = set()
     nodes = list(_own_nodes(scope))
     for _ in range(3):  # `ckpt = torch.load(p)`, `sd = ckpt["params"]`, `sd = sd[key]`
@@ -66,6 +66,8 @@ def _from_load(expr: cst.BaseExpression, load: cst.Call, names: set[str]) -> boo
         return expr.value in names  # type: ignore[attr-defined]
     if type(expr) is cst.Subscript:
         return _from_load(expr.value, load, names)  # type: ignore[attr-defined]
+    if type(expr) is cst.IfExp:  # `ckpt["params"] if "params" in ckpt else ckpt` (SwinIR's tests)
+        return _from_load(expr.body, load, names) and _from_load(expr.orelse, load, names)  # type: ignore[attr-defined]
     return False
 
 

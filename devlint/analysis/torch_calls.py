@@ -274,8 +274,6 @@ def _torch_function(run: Evaluation, node: cst.Call, qualified: str) -> Value:
     args = shown_tensors(qualified, node, arguments(run, node))
     if qualified in NO_TENSOR_CALLS:
         return F.UNKNOWN
-    if function_results(qualified) == {VALUE}:
-        return F.SCALAR  # numbers, a dtype, a tuple of sizes (`_calculate_fan_in_and_fan_out(w)`)
     if qualified.startswith("torch.nn.modules.utils."):
         return F.SCALAR  # `_pair(kernel_size)`: a tuple of ints
     if qualified in SHAPE_TENSORS:
@@ -286,7 +284,9 @@ def _torch_function(run: Evaluation, node: cst.Call, qualified: str) -> Value:
     if keep is not None:
         # Arguments PyTorch wants on the CPU whatever the device (RNN lengths, CTC targets).
         args = only_arguments(args, node, keep)
-    result = combine(run, node, flat(args))
+    result = combine(run, node, flat(args))  # `torch.allclose(cuda, cpu)` raises, though it gives a bool
+    if function_results(qualified) == {VALUE}:
+        return F.SCALAR  # numbers, a dtype, a tuple of sizes (`_calculate_fan_in_and_fan_out(w)`)
     if result.kind is Kind.UNKNOWN and result.place.kind is PlaceKind.FOLLOWS:
         result = replace(result, kind=Kind.TENSOR)
     if result.kind is Kind.TENSOR and args:
