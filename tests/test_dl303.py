@@ -131,7 +131,7 @@ def test_a_factory_in_a_helper_method_that_forward_calls() -> None:
         def init_hidden(self, n):
             return torch.zeros(n, 4)
     """
-    assert findings(source) == [("DL303", 14, 16)]
+    assert findings(source) == [("DL303", 15, 16)]
 
 
 def test_a_hidden_state_helper_with_the_input_passed_in() -> None:
