@@ -74,10 +74,13 @@ class ProjectIndex:
         root = project_root(real(path).parent)
         if root not in self._writers:
             found = []
-            for candidate in _saving_files(root):
-                summary = self.summary(candidate)
-                if summary is not None and summary.writes_cpu_state:
-                    found.append(summary.path)
+            for candidate in _python_files(root):
+                # A file of the run has its summary already; another is read only if its text
+                # may hold such a save (a run over a few staged files reads the rest so).
+                if candidate in self._summaries or _may_save_cpu_copies(candidate):
+                    summary = self.summary(candidate)
+                    if summary is not None and summary.writes_cpu_state:
+                        found.append(summary.path)
             self._writers[root] = tuple(sorted(found))
         return self._writers[root]
 
@@ -233,22 +236,22 @@ def only_silences(facts: ImportedFacts, codes: set[str], silenced: frozenset[str
     return not significant(rest)
 
 
-def _saving_files(root: Path) -> list[Path]:
-    """The project's Python files whose text may hold a CPU-copying `torch.save` (cheap to tell:
-    it names both), in a fixed order, outside the folders a run never walks."""
+def _python_files(root: Path) -> list[Path]:
+    """The project's Python files, in a fixed order, outside the folders a run never walks."""
     found = []
     for folder, subfolders, names in os.walk(root):
         subfolders[:] = sorted(d for d in subfolders if d not in DEFAULT_EXCLUDES and not d.endswith(".egg-info") and not d.startswith("."))
-        for name in sorted(names):
-            if name.endswith(".py"):
-                path = Path(folder) / name
-                try:
-                    text = path.read_text(encoding="utf-8", errors="replace")
-                except OSError:
-                    continue
-                if "save" in text and ".cpu()" in text:
-                    found.append(real(path))
+        found.extend(real(Path(folder) / name) for name in sorted(names) if name.endswith(".py"))
     return found
+
+
+def _may_save_cpu_copies(path: Path) -> bool:
+    """Cheap to tell: the text names both a save and `.cpu()`."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return "save" in text and ".cpu()" in text
 
 
 @functools.lru_cache(maxsize=8192)
