@@ -117,7 +117,7 @@ class FileContext:
             if info.key == info.name
         ]
         imports = {**self.names.bindings, **{star_key(i): module for i, module in enumerate(self.names.stars)}}
-        checkpoints = (writes_cpu_state(self.module, self.names.qualify), loads_state(self.module, self.names.qualify))
+        checkpoints = (writes_cpu_state(self.module, self.names.qualify, self.text), loads_state(self.module, self.names.qualify, self.text))
         return summarise(self.path, classes, analysis.returns, analysis.variables, imports, self.python_tree, checkpoints)
 
     @cached_property

@@ -13,7 +13,7 @@ written is not known to be on the CPU.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import libcst as cst
 
@@ -22,24 +22,41 @@ from devlint.names import dotted_name
 from devlint.tree import descendants
 
 Qualify = Callable[[cst.BaseExpression], "str | None"]
+_SAVE_LEAVES = frozenset(name.rsplit(".", 1)[1] for name in SAVE_FUNCTIONS)
+_LOAD_LEAVES = frozenset(name.rsplit(".", 1)[1] for name in LOAD_FUNCTIONS | DOWNLOAD_LOADS)
 
 
-def writes_cpu_state(module: cst.Module, qualify: Qualify) -> bool:
+def writes_cpu_state(module: cst.Module, qualify: Qualify, text: str) -> bool:
     """Does some `torch.save` of the file write module state whose every tensor it copied to the CPU?"""
+    if "save" not in text or ".cpu()" not in text:
+        return False  # most files: no need to walk them
+    if not any(_calls(node, _SAVE_LEAVES) and qualify(node.func) in SAVE_FUNCTIONS for node in descendants(module)):  # type: ignore[attr-defined]
+        return False
     for scope in _scopes(module):
-        for node in _own_nodes(scope):
-            if type(node) is cst.Call and qualify(node.func) in SAVE_FUNCTIONS and node.args:  # type: ignore[attr-defined]
-                if _cpu_state(node.args[0].value, scope, set()):  # type: ignore[attr-defined]
+        nodes = list(_own_nodes(scope))
+        for node in nodes:
+            if _calls(node, _SAVE_LEAVES) and node.args and qualify(node.func) in SAVE_FUNCTIONS:  # type: ignore[attr-defined]
+                if _cpu_state(node.args[0].value, nodes, set()):  # type: ignore[attr-defined]
                     return True
     return False
 
 
-def loads_state(module: cst.Module, qualify: Qualify) -> bool:
+def loads_state(module: cst.Module, qualify: Qualify, text: str) -> bool:
     """Does the file restore module state (`load_state_dict`) and load a checkpoint without
     `map_location`? Only such a file has a use for what the project writes."""
-    calls = [node for node in descendants(module) if type(node) is cst.Call]
-    restores = any(type(c.func) is cst.Attribute and c.func.attr.value == "load_state_dict" for c in calls)  # type: ignore[attr-defined]
-    return restores and any(qualify(c.func) in LOAD_FUNCTIONS | DOWNLOAD_LOADS for c in calls)  # type: ignore[attr-defined]
+    if "load_state_dict" not in text:
+        return False
+    loads = LOAD_FUNCTIONS | DOWNLOAD_LOADS
+    return any(_calls(node, _LOAD_LEAVES) and qualify(node.func) in loads for node in descendants(module))  # type: ignore[attr-defined]
+
+
+def _calls(node: cst.CSTNode, leaves: frozenset[str]) -> bool:
+    """A call of a function or method by one of these last names (cheap: before qualifying it)."""
+    if type(node) is not cst.Call:
+        return False
+    func = node.func  # type: ignore[attr-defined]
+    leaf = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else None
+    return leaf in leaves
 
 
 def restores_module_state(load: cst.Call, scope: cst.CSTNode) -> bool:
@@ -71,7 +88,7 @@ def _from_load(expr: cst.BaseExpression, load: cst.Call, names: set[str]) -> boo
     return False
 
 
-def _cpu_state(expr: cst.BaseExpression, scope: cst.CSTNode, seen: set[str]) -> bool:
+def _cpu_state(expr: cst.BaseExpression, scope: list[cst.CSTNode], seen: set[str]) -> bool:
     """Is every tensor of `expr` a CPU copy of module state, by one of the idioms above?"""
     if type(expr) is cst.Call:
         func = expr.func  # type: ignore[attr-defined]
@@ -96,10 +113,10 @@ def _is_cpu_call(expr: cst.BaseExpression) -> bool:
     return type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value == "cpu"  # type: ignore[attr-defined]
 
 
-def _converted(name: str, scope: cst.CSTNode) -> bool:
+def _converted(name: str, scope: list[cst.CSTNode]) -> bool:
     """`for k, v in name.items(): ... name[k] = v.cpu()`: every entry replaced by its CPU copy (a
     key the loop adds instead would change the dict's size while it is iterated, an error)."""
-    for node in _own_nodes(scope):
+    for node in scope:
         if type(node) is not cst.For or type(node.target) is not cst.Tuple or len(node.target.elements) != 2:  # type: ignore[attr-defined]
             continue
         value = node.target.elements[1].value  # type: ignore[attr-defined]
@@ -115,10 +132,10 @@ def _converted(name: str, scope: cst.CSTNode) -> bool:
     return False
 
 
-def _built(name: str, scope: cst.CSTNode, seen: set[str]) -> bool:
+def _built(name: str, scope: list[cst.CSTNode], seen: set[str]) -> bool:
     """A dict the function starts empty and fills only with CPU module state (`save_dict[key] = state_dict`)."""
     bound = filled = False
-    for node in _own_nodes(scope):
+    for node in scope:
         if type(node) in (cst.AugAssign, cst.AnnAssign) and dotted_name(node.target) == name:  # type: ignore[attr-defined]
             return False
         if type(node) is not cst.Assign:
@@ -141,13 +158,10 @@ def _scopes(module: cst.Module) -> list[cst.CSTNode]:
     return [module, *(node for node in descendants(module) if type(node) is cst.FunctionDef)]
 
 
-def _own_nodes(scope: cst.CSTNode):  # noqa: ANN202 - an iterator of nodes
-    """The nodes of a function's (or the module's) own code, not of the functions it defines."""
-    stack = list(scope.children) if type(scope) is cst.Module else [scope.body]  # type: ignore[attr-defined]
-    while stack:
-        node = stack.pop()
-        if type(node) in (cst.FunctionDef, cst.Lambda, cst.ClassDef):
-            continue
-        yield node
-        stack.extend(reversed(node.children))
+def _own_nodes(scope: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The nodes of a function's (or the module's) own code, not of the functions or classes it defines."""
+    return descendants(scope, enter=_own_code)
 
+
+def _own_code(node: cst.CSTNode) -> bool:
+    return type(node) not in (cst.FunctionDef, cst.Lambda, cst.ClassDef)

@@ -215,7 +215,7 @@ class LoadWithoutMapLocation(Rule):
     def leave_Module(self, original_node: cst.Module) -> None:
         anywhere = {text for _, text in self._saved}
         # The project's weights are CPU tensors where its own writer copies them there.
-        cpu_weights = bool(self.ctx.imported.state_writers) or writes_cpu_state(self.ctx.module, self.ctx.names.qualify)
+        cpu_weights = bool(self.ctx.imported.state_writers) or bool(self._pending) and writes_cpu_state(self.ctx.module, self.ctx.names.qualify, self.ctx.text)
         for node, scope, text, local, function in self._pending:
             # A load of the very path this file saved, in this function, or anywhere for a
             # path that is no local of this function: written on the machine reading it.
