@@ -34,6 +34,7 @@ class ProjectIndex:
         self._module_memo: dict[tuple[Path, str], bool] = {}
         self._nccl_memo: dict[tuple[Path, str], tuple[str, int] | None] = {}
         self._writers: dict[Path, tuple[str, ...]] = {}
+        self._listings: dict[str, tuple[Path, ...]] = {}
 
     def summary(self, path: Path) -> ModuleSummary | None:
         path = real(path)
@@ -74,7 +75,7 @@ class ProjectIndex:
         root = project_root(real(path).parent)
         if root not in self._writers:
             found = []
-            for candidate in _python_files(root):
+            for candidate in _files_below(str(root), self._listings):
                 # A file of the run has its summary already; another is read only if its text
                 # may hold such a save (a run over a few staged files reads the rest so).
                 if candidate in self._summaries or _may_save_cpu_copies(candidate):
@@ -236,13 +237,27 @@ def only_silences(facts: ImportedFacts, codes: set[str], silenced: frozenset[str
     return not significant(rest)
 
 
-def _python_files(root: Path) -> list[Path]:
-    """The project's Python files, in a fixed order, outside the folders a run never walks."""
-    found = []
-    for folder, subfolders, names in os.walk(root):
-        subfolders[:] = sorted(d for d in subfolders if d not in DEFAULT_EXCLUDES and not d.endswith(".egg-info") and not d.startswith("."))
-        found.extend(real(Path(folder) / name) for name in sorted(names) if name.endswith(".py"))
-    return found
+def _files_below(folder: str, memo: dict[str, tuple[Path, ...]]) -> tuple[Path, ...]:
+    """The Python files at and below `folder`, in a fixed order, outside the folders a run never
+    walks; each folder listed once a run (without a root marker, every folder is a root)."""
+    if folder in memo:
+        return memo[folder]
+    try:
+        entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+    except OSError:
+        entries = []
+    found: list[Path] = []
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name not in DEFAULT_EXCLUDES and not entry.name.endswith(".egg-info") and not entry.name.startswith("."):
+                    found.extend(_files_below(entry.path, memo))
+            elif entry.name.endswith(".py"):
+                found.append(Path(entry.path))
+        except OSError:
+            continue
+    memo[folder] = tuple(found)
+    return memo[folder]
 
 
 def _may_save_cpu_copies(path: Path) -> bool:
