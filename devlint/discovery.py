@@ -44,6 +44,11 @@ DEFAULT_EXCLUDES = (
 CHECKED_SUFFIXES = (".py", ".ipynb")
 
 
+def never_walked(name: str) -> bool:
+    """A folder no run walks into, whatever the settings: virtual environments, caches, builds."""
+    return name in DEFAULT_EXCLUDES or name.endswith(".egg-info")
+
+
 def real_path(path: Path) -> Path:
     """The absolute path with symlinks resolved; unlike Path.resolve(), never raises on a symlink loop."""
     return Path(os.path.realpath(path))
@@ -151,7 +156,7 @@ class FileFinder:
             parts = Path(os.path.abspath(path)).parts[1:]
         is_dir = os.path.isdir(path)
         folders = parts if is_dir else parts[:-1]
-        if any(name in DEFAULT_EXCLUDES or name.endswith(".egg-info") for name in folders):
+        if any(never_walked(name) for name in folders):
             return True
         return settings.excludes(resolved, is_dir)
 
@@ -239,7 +244,7 @@ class FileFinder:
             kept = []
             for name in sorted(dirnames):
                 child = current / name
-                if name in DEFAULT_EXCLUDES or name.endswith(".egg-info"):
+                if never_walked(name):
                     continue
                 resolved = real_path(child) if os.path.islink(child) else resolved_folder / name
                 if settings.excludes(resolved, True) or self._ignored_by_git(child, True, resolved):

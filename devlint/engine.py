@@ -612,9 +612,7 @@ def _to_check_again(
     for position, ((path, _, own), place, result) in enumerate(zip(files, places, results)):
         if result is None or result.summary is None:
             continue
-        facts = index.facts_for(path, result.summary.imports)
-        if result.summary.loads_state:
-            facts.state_writers = index.state_writers(path)
+        facts = index.facts_for(path, result.summary)
         wanted = facts if significant(facts) else ImportedFacts()
         digest = wanted.digest() if wanted else ""
         if result.facts == "" and only_silences(wanted, {finding.code for finding in result.findings}, silenced):

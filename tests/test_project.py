@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from devlint import engine
 from devlint.cache import Cache
 from devlint.cli import main
 from devlint.config import Settings
+from devlint.file_result import FileResult
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECTS = ROOT / "fixtures" / "projects"
@@ -34,6 +36,24 @@ def _count_checks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(engine, "_check_one", counting)
     return checked
+
+
+def _cached_project(
+    root: Path, monkeypatch: pytest.MonkeyPatch, sources: dict[str, str]
+) -> tuple[Callable[..., list[FileResult]], list[str]]:
+    """Writes `sources` under `root`; a check of all of them (with the project's cache unless
+    `cached=False`), and the files each check analyses, in order."""
+    for name, text in sources.items():
+        (root / name).write_text(text)
+    monkeypatch.chdir(root)
+    files = [(Path(name), name) for name in sources]
+    checked = _count_checks(monkeypatch)
+    settings = Settings(root=root)
+
+    def check(cached: bool = True) -> list[FileResult]:
+        return engine.check_files(files, settings, jobs=1, cache=Cache.for_root(root, settings) if cached else None)
+
+    return check, checked
 
 
 @pytest.mark.parametrize("name", ["shop", "flat"])
@@ -116,19 +136,17 @@ def test_a_gpu_only_import_is_not_checked_again_where_it_has_nothing_to_silence(
     # torch's own _dynamo files import from _inductor's Triton code: 31 of the 35 files checked
     # again in a run over torch had no DL101-DL103 finding for the GPU-only fact to silence.
     (tmp_path / "pyproject.toml").write_text("")
-    (tmp_path / "kernels.py").write_text("import torch\nimport triton\n\n\ndef launch(x):\n    print(x)\n")
-    (tmp_path / "quiet.py").write_text("import torch\nfrom kernels import launch\n\n\ndef f(x):\n    launch(x + 1)\n")
-    (tmp_path / "loud.py").write_text("import torch\nfrom kernels import launch\n\n\ndef f(x):\n    launch(x.cuda())\n")
-    monkeypatch.chdir(tmp_path)
-    files = [(Path(name), name) for name in ("kernels.py", "loud.py", "quiet.py")]
-    checked = _count_checks(monkeypatch)
-    settings = Settings(root=tmp_path)
-    first = engine.check_files(files, settings, jobs=1, cache=Cache.for_root(tmp_path, settings))
+    check, checked = _cached_project(tmp_path, monkeypatch, {
+        "kernels.py": "import torch\nimport triton\n\n\ndef launch(x):\n    print(x)\n",
+        "loud.py": "import torch\nfrom kernels import launch\n\n\ndef f(x):\n    launch(x.cuda())\n",
+        "quiet.py": "import torch\nfrom kernels import launch\n\n\ndef f(x):\n    launch(x + 1)\n",
+    })
+    first = check()
     # loud.py's `.cuda()` is silenced by the fact, so it is checked again; quiet.py is not.
     assert checked == ["kernels.py", "loud.py", "quiet.py", "loud.py"]
     assert [r.findings for r in first] == [[], [], []]
     checked.clear()
-    warm = engine.check_files(files, settings, jobs=1, cache=Cache.for_root(tmp_path, settings))
+    warm = check()
     assert checked == [] and warm == first
 
 
@@ -416,19 +434,17 @@ def test_weights_the_projects_writer_copies_to_the_cpu_load_anywhere(tmp_path: P
 
 def test_editing_the_projects_writer_rechecks_only_the_files_that_restore_module_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / ".git").mkdir()
-    (tmp_path / "model_base.py").write_text(_WRITER)
-    (tmp_path / "main_test.py").write_text(_LOADER)
-    (tmp_path / "resume.py").write_text('import torch\n\nstate = torch.load("resume.state")\n')
-    monkeypatch.chdir(tmp_path)
-    files = [(Path(name), name) for name in ("main_test.py", "model_base.py", "resume.py")]
-    checked = _count_checks(monkeypatch)
-    settings = Settings(root=tmp_path)
-    first = engine.check_files(files, settings, jobs=1, cache=Cache.for_root(tmp_path, settings))
+    check, checked = _cached_project(tmp_path, monkeypatch, {
+        "main_test.py": _LOADER,
+        "model_base.py": _WRITER,
+        "resume.py": 'import torch\n\nstate = torch.load("resume.state")\n',
+    })
+    first = check()
     assert checked == ["main_test.py", "model_base.py", "resume.py", "main_test.py"]
     assert [[f.code for f in r.findings] for r in first] == [[], [], ["DL501"]]
     (tmp_path / "model_base.py").write_text(_WRITER.replace("param.cpu()", "param"))
     checked.clear()
-    edited = engine.check_files(files, settings, jobs=1, cache=Cache.for_root(tmp_path, settings))
+    edited = check()
     assert checked == ["model_base.py", "main_test.py"]
     assert [[f.code for f in r.findings] for r in edited] == [["DL501"], [], ["DL501"]]
-    assert [r.findings for r in edited] == [r.findings for r in engine.check_files(files, settings, jobs=1)]
+    assert [r.findings for r in edited] == [r.findings for r in check(cached=False)]

@@ -28,7 +28,7 @@ _LOAD_LEAVES = frozenset(name.rsplit(".", 1)[1] for name in LOAD_FUNCTIONS | DOW
 
 def writes_cpu_state(module: cst.Module, qualify: Qualify, text: str) -> bool:
     """Does some `torch.save` of the file write module state whose every tensor it copied to the CPU?"""
-    if "save" not in text or ".cpu()" not in text:
+    if not may_write_cpu_state(text):
         return False  # most files: no need to walk them
     if not any(_calls(node, _SAVE_LEAVES) and qualify(node.func) in SAVE_FUNCTIONS for node in descendants(module)):  # type: ignore[attr-defined]
         return False
@@ -39,6 +39,11 @@ def writes_cpu_state(module: cst.Module, qualify: Qualify, text: str) -> bool:
                 if _cpu_state(node.args[0].value, nodes, set()):  # type: ignore[attr-defined]
                     return True
     return False
+
+
+def may_write_cpu_state(text: str) -> bool:
+    """Cheap to tell from the text alone: it names both a save and `.cpu()`."""
+    return "save" in text and ".cpu()" in text
 
 
 def loads_state(module: cst.Module, qualify: Qualify, text: str) -> bool:

@@ -4,7 +4,10 @@ Imports are resolved the way Python would find the modules: from the importing
 file's folder, the project root and its `src/`. A name that resolves to no
 file of the project (a library, a module outside the tree) is left out: it
 stays unknown, never guessed. A class is an nn.Module when its own file says
-so or when one of its bases, followed from file to file, is one.
+so or when one of its bases, followed from file to file, is one. One fact
+goes through the disk, not the imports: which files of the project write
+module state copied to the CPU (analysis/checkpoints.py), told to the files
+that load module state.
 """
 
 from __future__ import annotations
@@ -14,14 +17,14 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from devlint.discovery import DEFAULT_EXCLUDES
-
+from devlint.analysis.checkpoints import may_write_cpu_state
 from devlint.analysis.imported import ImportedClass, ImportedFacts, ImportedFunction, ImportedVariable
 from devlint.analysis.gpu_only import imports_gpu_only_library
 from devlint.analysis.nccl_start import LOCAL
 from devlint.analysis.summary import ModuleSummary, star_sources
 from devlint.analysis.torchapi import is_torch_module_class
 from devlint.analysis.torchapi.frameworks import DATASET_BASES, MODULE_BASES
+from devlint.discovery import never_walked
 from devlint.project.layout import import_roots, module_file, project_root, real
 
 _MAX_HOPS = 8  # re-exports followed through `__init__.py` files, and base classes
@@ -43,7 +46,15 @@ class ProjectIndex:
         return self._summaries[path]
 
     # -- what a file sees -----------------------------------------------------------------
-    def facts_for(self, path: Path, bindings: dict[str, str]) -> ImportedFacts:
+    def facts_for(self, path: Path, summary: ModuleSummary) -> ImportedFacts:
+        """The project facts behind each name the file imports, and, for a file that restores
+        module state, the project's writers of CPU module state."""
+        facts = self._imported_facts(path, summary.imports)
+        if summary.loads_state:
+            facts.state_writers = self.state_writers(path)
+        return facts
+
+    def _imported_facts(self, path: Path, bindings: dict[str, str]) -> ImportedFacts:
         """The project facts behind each name the file imports (`bindings`: local -> qualified)."""
         facts = ImportedFacts()
         roots = _roots(real(path).parent)
@@ -250,7 +261,7 @@ def _files_below(folder: str, memo: dict[str, tuple[Path, ...]]) -> tuple[Path, 
     for entry in entries:
         try:
             if entry.is_dir(follow_symlinks=False):
-                if entry.name not in DEFAULT_EXCLUDES and not entry.name.endswith(".egg-info") and not entry.name.startswith("."):
+                if not never_walked(entry.name):
                     found.extend(_files_below(entry.path, memo))
             elif entry.name.endswith(".py"):
                 found.append(Path(entry.path))
@@ -261,12 +272,11 @@ def _files_below(folder: str, memo: dict[str, tuple[Path, ...]]) -> tuple[Path, 
 
 
 def _may_save_cpu_copies(path: Path) -> bool:
-    """Cheap to tell: the text names both a save and `.cpu()`."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return False
-    return "save" in text and ".cpu()" in text
+    return may_write_cpu_state(text)
 
 
 @functools.lru_cache(maxsize=8192)

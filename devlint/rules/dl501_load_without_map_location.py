@@ -64,8 +64,7 @@ class LoadWithoutMapLocation(Rule):
     code = "DL501"
     name = "load-without-map-location"
     summary = "`torch.load(...)` without `map_location` fails on CPU-only machines for GPU checkpoints"
-    # `.cpu()`: a file that writes CPU copies of module state tells the project's loads so.
-    needles = ("load", ".cpu()")
+    needles = ("load",)
     # Unsafe: the tensors then load where map_location says, not where they were saved.
     fix = "unsafe"
 
