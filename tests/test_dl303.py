@@ -1190,3 +1190,38 @@ def check(p: torch.Tensor):
     assert torch.allclose(p.sum(1), torch.ones(p.shape[0]))
 """
     assert findings(source) == [("DL303", 5, 37)]
+
+
+def test_a_submodules_plain_attribute_is_what_its_class_binds() -> None:
+    # MiniGPT-4's EVA ViT: `self.patch_embed.patch_shape` is a tuple of ints the class binds in
+    # `__init__`, not a parameter on the module's device.
+    source = """
+import torch
+import torch.nn as nn
+
+
+class PatchEmbed(nn.Module):
+    def __init__(self, img_size=224, patch_size=16):
+        super().__init__()
+        self.patch_shape = (img_size // patch_size, img_size // patch_size)
+        self.proj = nn.Conv2d(3, 8, 3)
+
+
+class Bias(nn.Module):
+    def __init__(self, window_size):
+        super().__init__()
+        coords = torch.arange(window_size[0])
+        coords += window_size[0] - 1
+        self.register_buffer("idx", coords)
+
+
+class VT(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.patch_embed = PatchEmbed()
+        self.bias = Bias(window_size=self.patch_embed.patch_shape)
+"""
+    assert findings(source) == []
+    # A submodule's parameter is still where the module is.
+    forward = "\n    def forward(self, x):\n        return torch.ones(3) * self.patch_embed.proj.weight\n"
+    assert findings(source + forward) == [("DL303", 27, 16)]

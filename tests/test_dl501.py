@@ -407,3 +407,58 @@ def test_a_writer_that_leaves_some_tensor_where_it_was_proves_nothing() -> None:
         """
     )
     assert [(f.code, f.start.line) for f in found] == [("DL501", 16)]
+
+
+def test_a_cache_that_the_other_branch_builds_and_saves() -> None:
+    """Load-or-build: the file is this code's own output (FastChat's embeddings, yolov7's label
+    cache), saved in the other branch itself or by this file's function that builds it."""
+    found = lint(
+        """
+        import torch
+
+        def embed(args):
+            if args.embeddings_file is None:
+                embeddings = compute(args.texts)
+                if args.save:
+                    torch.save(embeddings, "embeddings.pt")
+            else:
+                embeddings = torch.load(args.embeddings_file)
+            return embeddings
+
+        class Labels:
+            def __init__(self, cache_path):
+                if cache_path.is_file():
+                    cache, exists = torch.load(cache_path), True
+                else:
+                    cache, exists = self.cache_labels(cache_path), False
+
+            def cache_labels(self, path):
+                x = {}
+                torch.save(x, path)
+                return x
+        """
+    )
+    assert found == []
+
+
+def test_a_branch_that_builds_without_saving_is_no_cache() -> None:
+    assert positions(
+        """
+        import torch
+
+        def either(p, fresh):
+            if p:
+                v = torch.load(p)
+            else:
+                v = fresh()
+                torch.save(other, "o.pt")
+            return v
+
+        def unsaved(p):
+            if p:
+                v, hit = torch.load(p), True
+            else:
+                v, hit = build(p), False
+            return v
+        """
+    ) == [("DL501", 5, 13), ("DL501", 13, 18)]

@@ -130,6 +130,12 @@ def eval_attribute(run: Evaluation, node: cst.Attribute) -> Value:
             return base.at(base.place)
         return F.SCALAR if attr in TENSOR_ATTRIBUTES else F.UNKNOWN
     if base.kind is Kind.MODULE and base.place.on_accelerator:
+        info = run.solver.program.classes.get(base.cls) if base.cls else None
+        if info is not None and attr in (assigned := run.solver.read("self_attrs", info.key, {})):
+            # What the class's own `__init__` binds (`self.patch_shape = (h, w)`): a parameter or
+            # submodule there is on the module's device, anything else is what it is.
+            value = assigned[attr]
+            return value.at(base.place) if value.place == MODULE_DEVICE else value
         # A parameter or submodule of a module lives where the module lives.
         return Value(Kind.UNKNOWN, base.place, base.origin)
     if base.kind is Kind.INSTANCE and base.cls:

@@ -56,7 +56,8 @@ class LoadWithoutMapLocation(Rule):
     file) are not reported: they are saved from CPU tensors. A load of a checkpoint the same script saved (same path expression, also
     through `with open(path) as f`), and a load from a temporary directory
     (pytest's `tmp_path`, `tempfile.TemporaryDirectory()`) are not reported:
-    that file was written on the machine reading it. A learning-rate scheduler's state holds
+    that file was written on the machine reading it. Nor is a cache: a load in one branch of an
+    `if` whose other branch builds the same name and saves it. A learning-rate scheduler's state holds
     numbers only and is not reported either, nor is module state restored in a project whose own
     `torch.save` writes module state copied to the CPU (analysis/checkpoints.py).
     """
@@ -80,6 +81,8 @@ class LoadWithoutMapLocation(Rule):
         self._scopes: list[int] = []  # the functions the walk is in, innermost last
         self._functions: list[cst.FunctionDef] = []  # the same functions' nodes
         self._fed_published: dict[tuple[int, str], bool] = {}  # (function, parameter) -> every call passes PyTorch's weights
+        self._cached: set[int] = set()  # id(load) of `v = torch.load(p)` whose other branch builds and saves `v`
+        self._savers: frozenset[str] | None = None  # this file's functions that call torch.save
         # Per function, innermost last: does a name hold a temporary path (False: it shadows one)?
         self._frames: list[dict[str, bool]] = [{}]
 
@@ -107,6 +110,64 @@ class LoadWithoutMapLocation(Rule):
                 self._opened[target] = self._text(call.args[0].value)
         if node.asname is not None and isinstance(node.asname.name, cst.Name):
             self._frames[-1][node.asname.name.value] = self._temporary_path(call)
+
+    def visit_If(self, node: cst.If) -> None:
+        # A cache: one branch loads `v`, the other computes `v` and saves it (itself, or through
+        # this file's function that returns what it saves). The file is this code's own output.
+        other = node.orelse.body if isinstance(node.orelse, cst.Else) else None
+        if other is None:
+            return
+        for loading, building in ((node.body, other), (other, node.body)):
+            if not isinstance(loading, cst.IndentedBlock) or not isinstance(building, cst.IndentedBlock):
+                continue
+            for name, load in self._loads_bound(loading):
+                if self._builds_and_saves(building, name):
+                    self._cached.add(id(load))
+
+    def _loads_bound(self, block: cst.IndentedBlock) -> list[tuple[str, cst.Call]]:
+        """`v = torch.load(p)` and `v, hit = torch.load(p), True` directly in the block."""
+        found = []
+        for line in block.body:
+            if not isinstance(line, cst.SimpleStatementLine):
+                continue
+            for small in line.body:
+                if not isinstance(small, cst.Assign) or len(small.targets) != 1:
+                    continue
+                for bound, expr in _bound_pairs(small):
+                    if isinstance(bound, cst.Name) and isinstance(expr, cst.Call) and self.ctx.qualify(expr.func) in LOAD_FUNCTIONS:
+                        found.append((bound.value, expr))
+        return found
+
+    def _builds_and_saves(self, block: cst.IndentedBlock, name: str) -> bool:
+        """Does the block save `name` (`torch.save(name, ...)`), or bind it from this file's function
+        that calls `torch.save`?"""
+        for node in descendants(block):
+            if not isinstance(node, cst.Call):
+                continue
+            if self.ctx.qualify(node.func) in SAVE_FUNCTIONS and node.args and isinstance(node.args[0].value, cst.Name):
+                if node.args[0].value.value == name:
+                    return True
+        for node in descendants(block):
+            if not isinstance(node, cst.Assign) or len(node.targets) != 1:
+                continue
+            for bound, expr in _bound_pairs(node):
+                if isinstance(bound, cst.Name) and bound.value == name and isinstance(expr, cst.Call):
+                    func = expr.func
+                    method = isinstance(func, cst.Attribute) and dotted_name(func.value) in ("self", "cls")
+                    called = func.attr.value if method else dotted_name(func)  # type: ignore[union-attr]
+                    if called in self._saving_functions():
+                        return True
+        return False
+
+    def _saving_functions(self) -> frozenset[str]:
+        if self._savers is None:
+            self._savers = frozenset(
+                node.name.value
+                for node in descendants(self.ctx.module)
+                if isinstance(node, cst.FunctionDef)
+                and any(isinstance(c, cst.Call) and self.ctx.qualify(c.func) in SAVE_FUNCTIONS for c in descendants(node.body))
+            )
+        return self._savers
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if isinstance(node.value, cst.Call):
@@ -220,6 +281,8 @@ class LoadWithoutMapLocation(Rule):
             # path that is no local of this function: written on the machine reading it.
             if text is not None and ((scope, text) in self._saved or not local and text in anywhere):
                 continue
+            if id(node) in self._cached:
+                continue  # this code's own cache, written where it is read
             if self._loaded_into.get(id(node)) in self._schedulers:
                 continue  # a scheduler's state: numbers, no tensors to restore anywhere
             if cpu_weights and restores_module_state(node, function):
@@ -231,6 +294,14 @@ class LoadWithoutMapLocation(Rule):
                 "pass `map_location=device` (or `map_location=\"cpu\"`)",
                 add_map_location(self.ctx, node),
             )
+
+
+def _bound_pairs(node: cst.Assign) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """What each target of a one-target assignment takes: `v, hit = load(p), True` pairs them up."""
+    target, value = node.targets[0].target, node.value
+    if isinstance(target, cst.Tuple) and isinstance(value, cst.Tuple) and len(target.elements) == len(value.elements):
+        return [(t.value, v.value) for t, v in zip(target.elements, value.elements)]
+    return [(target, value)]
 
 
 def _module_table(module: cst.Module, name: str) -> list[str | None] | None:
