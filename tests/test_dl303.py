@@ -1225,3 +1225,32 @@ class VT(nn.Module):
     # A submodule's parameter is still where the module is.
     forward = "\n    def forward(self, x):\n        return torch.ones(3) * self.patch_embed.proj.weight\n"
     assert findings(source + forward) == [("DL303", 27, 16)]
+
+
+def test_an_attribute_set_after_construction_is_the_cpu_tensor_it_was_given() -> None:
+    # OpenNMT's rotary cache rebuilt in `forward`: `module.to()` never saw it, so it is not on the
+    # module's device until the code moves it.
+    source = """
+import torch
+import torch.nn as nn
+
+
+class A(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+        self.rope = None
+
+    def forward(self, x):
+        if self.rope is None or x.shape[1] > self.rope.shape[0]:
+            self.rope = torch.arange(x.shape[1])
+        rope = self.rope[: x.shape[1]]
+        return self.lin(x) * rope
+
+    def chosen(self, x):
+        self.last = self.lin(x).cpu()
+        return self.last.numpy()
+"""
+    assert findings(source) == [("DL303", 13, 25)]
+    # Moved where it is made, it is where the code put it.
+    assert findings(source.replace("torch.arange(x.shape[1])", "torch.arange(x.shape[1]).to(x.device)")) == []

@@ -151,9 +151,9 @@ def join(a: Value, b: Value) -> Value:
         return tuple_of([join(x, y) for x, y in zip(a.items, b.items)])
     # A tensor on the device (or the caller's) on one path, a fresh CPU tensor on the other: it
     # stays where it mostly is, and remembers the path where it is not.
-    if _fresh_cpu(a) and _placed_elsewhere(b):
+    if fresh_cpu(a) and _placed_elsewhere(b):
         return replace(b, cpu_path=a.origin)
-    if _fresh_cpu(b) and _placed_elsewhere(a):
+    if fresh_cpu(b) and _placed_elsewhere(a):
         return replace(a, cpu_path=b.origin)
     kind = a.kind if a.kind is b.kind else Kind.UNKNOWN
     place = join_places(a.place, b.place)
@@ -188,7 +188,7 @@ def _checked_by_both(a: frozenset[int | str] | None, b: frozenset[int | str] | N
     return a if b is None else a & b
 
 
-def _fresh_cpu(value: Value) -> bool:
+def fresh_cpu(value: Value) -> bool:
     """A tensor a factory just made on the CPU (not 0-dim, which mixes with anything)."""
     return value.kind is Kind.TENSOR and value.place.kind is PlaceKind.CPU and not value.scalar and not value.weak and value.origin is not None and value.origin.factory
 

@@ -415,7 +415,8 @@ class FunctionRun:
                 # `self.q, self.v = nn.Parameter(...), nn.Parameter(...)` registers both, as one at a time.
                 if self.in_module_method and (not unpacked or value.kind in (Kind.MODULE, Kind.INSTANCE) or self._registers_state(source)):
                     self._check_buffer_replaced(target, value)
-                    value = self._module_attribute(value, source)
+                    if not self._made_outside_construction(target, value, source):
+                        value = self._module_attribute(value, source)
                 elif self.cls is not None and self.cls.maybe_module and (value.kind is Kind.MODULE or self._registers_state(source)):
                     # A plain tensor attribute stays where it is made, module or not.
                     value = replace(value, place=F.UNKNOWN_PLACE, origin=None)
@@ -434,6 +435,16 @@ class FunctionRun:
             return  # built from data that may be on the device; an empty placeholder (`torch.rand(0)`)
         if target.attr.value in registered_tensor_names(cls) and func.name not in called_by_init(cls):
             self.conflict(target, Operand(target, value), Operand(target, Value(Kind.TENSOR, MODULE_DEVICE)))
+
+    def _made_outside_construction(self, target: cst.Attribute, value: Value, source: cst.CSTNode | None) -> bool:
+        """`self.rope = torch.arange(n)` in `forward` (OpenNMT's rotary cache), `self.last =
+        out.cpu()`: a tensor set after construction is neither registered nor moved by
+        `module.to()`, so until it is bound again it is where the code put it. (A registered
+        buffer's name is the other check's business, and construction's plain tensors are DL401's.)"""
+        cls = self.cls
+        if cls is None or self.constructing or self._registers_state(source):
+            return False
+        return value.kind is Kind.TENSOR and target.attr.value not in registered_tensor_names(cls)
 
     def _registers_state(self, source: cst.CSTNode | None) -> bool:
         """`nn.Parameter(...)`, also under a condition (`nn.Parameter(t) if learn else None`)."""
