@@ -462,3 +462,35 @@ def test_a_branch_that_builds_without_saving_is_no_cache() -> None:
             return v
         """
     ) == [("DL501", 5, 13), ("DL501", 13, 18)]
+
+
+def test_a_datasets_data_is_not_reported() -> None:
+    """A Dataset reads data for the loader's CPU workers (co-tracker's trajectories, GFPGAN's
+    facial-component boxes); in 29 real load fixes none was a Dataset's."""
+    assert positions(
+        """
+        import torch
+        from torch.utils import data as data
+
+
+        class Faces(data.Dataset):
+            def __init__(self, opt):
+                self.components = torch.load(opt["component_path"])
+
+            def __getitem__(self, i):
+                traj = torch.load(self.paths[i])
+                return traj["img"].numpy()
+
+
+        class Blind(Faces):
+            def __init__(self, opt):
+                super().__init__(opt)
+                self.codes = torch.load(opt["codes"])
+
+
+        class Model(torch.nn.Module):
+            def __init__(self, path):
+                super().__init__()
+                self.load_state_dict(torch.load(path))
+        """
+    ) == [("DL501", 23, 30)]

@@ -448,3 +448,15 @@ def test_editing_the_projects_writer_rechecks_only_the_files_that_restore_module
     assert checked == ["model_base.py", "main_test.py"]
     assert [[f.code for f in r.findings] for r in edited] == [["DL501"], [], ["DL501"]]
     assert [r.findings for r in edited] == [r.findings for r in check(cached=False)]
+
+
+def test_without_a_root_marker_only_the_files_beside_it_are_its_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A script in a home or temporary folder: walking everything below it would read any
+    # number of unrelated trees (and take minutes), so only its neighbours count.
+    (tmp_path / "deep" / "models").mkdir(parents=True)
+    (tmp_path / "deep" / "models" / "model_base.py").write_text(_WRITER)
+    (tmp_path / "main_test.py").write_text(_LOADER)
+    monkeypatch.chdir(tmp_path)
+    assert run("main_test.py").splitlines()[0] == _LOAD_MESSAGE
+    (tmp_path / "model_base.py").write_text(_WRITER)
+    assert run("main_test.py") == "All checks passed!\n"

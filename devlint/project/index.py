@@ -25,7 +25,7 @@ from devlint.analysis.summary import ModuleSummary, star_sources
 from devlint.analysis.torchapi import is_torch_module_class
 from devlint.analysis.torchapi.frameworks import DATASET_BASES, MODULE_BASES
 from devlint.discovery import never_walked
-from devlint.project.layout import import_roots, module_file, project_root, real
+from devlint.project.layout import import_roots, marked_root, module_file, project_root, real
 
 _MAX_HOPS = 8  # re-exports followed through `__init__.py` files, and base classes
 
@@ -83,10 +83,15 @@ class ProjectIndex:
         """The files of `path`'s project whose `torch.save` writes CPU copies of module state, found
         among every Python file of the project (not only the imported ones: a checkpoint goes from
         the file that saves it to the one that loads it through the disk, not through an import)."""
-        root = project_root(real(path).parent)
+        folder = real(path).parent
+        marked = marked_root(folder)
+        root = marked or folder
         if root not in self._writers:
             found = []
-            for candidate in _files_below(str(root), self._listings):
+            # Without a marker the folder is no known project: a script in a home or temporary
+            # folder shares it with its neighbours only, never with everything below.
+            candidates = _files_below(str(root), self._listings) if marked is not None else _files_in(root)
+            for candidate in candidates:
                 # A file of the run has its summary already; another is read only if its text
                 # may hold such a save (a run over a few staged files reads the rest so).
                 if candidate in self._summaries or _may_save_cpu_copies(candidate):
@@ -269,6 +274,13 @@ def _files_below(folder: str, memo: dict[str, tuple[Path, ...]]) -> tuple[Path, 
             continue
     memo[folder] = tuple(found)
     return memo[folder]
+
+
+def _files_in(folder: Path) -> tuple[Path, ...]:
+    try:
+        return tuple(sorted(Path(e.path) for e in os.scandir(folder) if e.name.endswith(".py") and e.is_file()))
+    except OSError:
+        return ()
 
 
 def _may_save_cpu_copies(path: Path) -> bool:

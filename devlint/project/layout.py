@@ -20,13 +20,19 @@ _ROOT_MARKERS = ("pyproject.toml", ".git")
 
 @functools.lru_cache(maxsize=4096)
 def project_root(folder: Path) -> Path:
-    """The nearest folder at or above `folder` holding a `pyproject.toml` or `.git`."""
+    """The nearest folder at or above `folder` holding a `pyproject.toml` or `.git` (without
+    one, `folder` itself)."""
+    return marked_root(folder) or folder
+
+
+def marked_root(folder: Path) -> Path | None:
+    """The nearest folder at or above `folder` holding a `pyproject.toml` or `.git`, if any."""
     current = folder
     while True:
         if any(os.path.exists(current / marker) for marker in _ROOT_MARKERS):
             return current
         if current.parent == current:
-            return folder
+            return None
         current = current.parent
 
 

@@ -7,7 +7,7 @@ import libcst as cst
 from devlint.analysis.checkpoints import restores_module_state, writes_cpu_state
 from devlint.analysis.guards import string_value
 from devlint.analysis.torchapi import DOWNLOAD_LOADS, LOAD_FUNCTIONS, SAVE_FUNCTIONS
-from devlint.analysis.torchapi.frameworks import LR_SCHEDULER_FACTORIES, LR_SCHEDULER_MODULE
+from devlint.analysis.torchapi.frameworks import DATASET_BASES, LR_SCHEDULER_FACTORIES, LR_SCHEDULER_MODULE
 from devlint.names import dotted_name
 from devlint.tree import descendants
 from devlint.fixes import add_map_location
@@ -57,7 +57,8 @@ class LoadWithoutMapLocation(Rule):
     through `with open(path) as f`), and a load from a temporary directory
     (pytest's `tmp_path`, `tempfile.TemporaryDirectory()`) are not reported:
     that file was written on the machine reading it. Nor is a cache: a load in one branch of an
-    `if` whose other branch builds the same name and saves it. A learning-rate scheduler's state holds
+    `if` whose other branch builds the same name and saves it, nor a Dataset's data (read for
+    the loader's CPU workers). A learning-rate scheduler's state holds
     numbers only and is not reported either, nor is module state restored in a project whose own
     `torch.save` writes module state copied to the CPU (analysis/checkpoints.py).
     """
@@ -79,12 +80,35 @@ class LoadWithoutMapLocation(Rule):
         self._schedulers: set[str] = set()  # names bound to a learning-rate scheduler
         self._loaded_into: dict[int, str] = {}  # id(load) -> `sched` for `sched.load_state_dict(torch.load(...))`
         self._scopes: list[int] = []  # the functions the walk is in, innermost last
+        self._in_dataset: list[bool] = []  # per class the walk is in: does it derive from a Dataset?
+        self._dataset_loads: set[int] = set()  # id(load) made in a Dataset's methods
         self._functions: list[cst.FunctionDef] = []  # the same functions' nodes
         self._fed_published: dict[tuple[int, str], bool] = {}  # (function, parameter) -> every call passes PyTorch's weights
         self._cached: set[int] = set()  # id(load) of `v = torch.load(p)` whose other branch builds and saves `v`
         self._savers: frozenset[str] | None = None  # this file's functions that call torch.save
         # Per function, innermost last: does a name hold a temporary path (False: it shadows one)?
         self._frames: list[dict[str, bool]] = [{}]
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._in_dataset.append(self._derives_from_dataset(node, set()))
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._in_dataset.pop()
+
+    def _derives_from_dataset(self, node: cst.ClassDef, seen: set[str]) -> bool:
+        """A subclass of `torch.utils.data.Dataset`, directly, through a class of this file, or
+        through a project class another file defines."""
+        for base in node.bases:
+            qualified = self.ctx.qualify(base.value) or ""
+            if qualified in DATASET_BASES or self.ctx.imported.is_dataset(qualified):
+                return True
+            name = dotted_name(base.value)
+            if name is not None and name not in seen:
+                seen.add(name)
+                local = next((c for c in self.ctx.module.body if isinstance(c, cst.ClassDef) and c.name.value == name), None)
+                if local is not None and self._derives_from_dataset(local, seen):
+                    return True
+        return False
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._frames.append(_parameter_frame(node.params))
@@ -269,6 +293,8 @@ class LoadWithoutMapLocation(Rule):
             url = node.args[0].value
             if self._published_by_pytorch(url) or self._parameter_fed_published(url):
                 return
+        if self._in_dataset and self._in_dataset[-1]:
+            self._dataset_loads.add(id(node))
         function = self._functions[-1] if self._functions else self.ctx.module
         self._pending.append((node, scope, self._text(path) if path is not None else None, path is not None and self._is_local(path), function))
 
@@ -281,6 +307,8 @@ class LoadWithoutMapLocation(Rule):
             # path that is no local of this function: written on the machine reading it.
             if text is not None and ((scope, text) in self._saved or not local and text in anywhere):
                 continue
+            if id(node) in self._dataset_loads:
+                continue  # a Dataset's data, read for CPU loader workers
             if id(node) in self._cached:
                 continue  # this code's own cache, written where it is read
             if self._loaded_into.get(id(node)) in self._schedulers:
