@@ -529,3 +529,22 @@ def test_a_flag_list_filled_from_the_command_line_guards_like_its_name() -> None
             torch.cuda.synchronize()
     """
     assert positions(source, DL103) == [("DL103", 23, 9)]
+
+
+def test_a_loop_over_at_most_the_gpu_count_runs_only_where_gpus_are() -> None:
+    # FastChat's get_gpu_memory: `min(k, device_count())` is 0 without a GPU, so is either choice.
+    assert positions(
+        """
+        import torch
+
+        def memory(max_gpus=None):
+            n = torch.cuda.device_count() if max_gpus is None else min(max_gpus, torch.cuda.device_count())
+            for i in range(n):
+                with torch.cuda.device(i):
+                    torch.cuda.current_device()
+
+        def capped(k):
+            for i in range(max(k, torch.cuda.device_count())):
+                torch.cuda.get_device_properties(i)
+        """
+    ) == [("DL103", 11, 9)]

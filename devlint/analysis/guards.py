@@ -452,7 +452,19 @@ class AcceleratorGuards:
         stop = iterable.args[0 if len(iterable.args) == 1 else 1].value
         if isinstance(stop, cst.Name) and self._assigned_in.get(stop.value) == self.callable:
             stop = self._assigned.get(stop.value, stop)
-        return isinstance(stop, cst.Call) and (self.ctx.qualify(stop.func) or "").endswith(".device_count") and self.ctx.qualify(stop.func) in AVAILABILITY_CALLS
+        return self._at_most_device_count(stop)
+
+    def _at_most_device_count(self, expr: cst.BaseExpression) -> bool:
+        """`torch.cuda.device_count()`, or what cannot exceed it: `min(k, device_count())`, and a
+        choice between such (FastChat's `get_gpu_memory`): 0 where no GPU is."""
+        if isinstance(expr, cst.IfExp):
+            return self._at_most_device_count(expr.body) and self._at_most_device_count(expr.orelse)
+        if not isinstance(expr, cst.Call):
+            return False
+        if dotted_name(expr.func) == "min":
+            return any(not arg.star and self._at_most_device_count(arg.value) for arg in expr.args)
+        qualified = self.ctx.qualify(expr.func) or ""
+        return qualified.endswith(".device_count") and qualified in AVAILABILITY_CALLS
 
     def visit_Assert(self, node: cst.Assert) -> None:
         if self._implies_accelerator(node.test):
