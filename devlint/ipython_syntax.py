@@ -16,6 +16,14 @@ PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
 _CELL_MAGIC = re.compile(r"%%(\w*)")
 # `files = !ls`, `result = %timeit -o f()`: the assigned name stays, the command goes.
 _ASSIGNED_MAGIC = re.compile(r"[A-Za-z_][\w.]*\s*=\s*(?=[%!])")
+# IPython's automagic: line magics and shell aliases it runs without the `%` (`cd ..`,
+# `pip install onnx`), where the line is no Python of its own.
+_AUTOMAGICS = frozenset(
+    {"cd", "pwd", "ls", "ll", "pip", "conda", "mamba", "env", "cat", "mkdir", "rmdir", "rm", "cp", "mv", "ldir", "lf", "lk", "lx", "clear",
+     "less", "more", "man", "load_ext", "reload_ext", "matplotlib", "autoreload", "config", "run", "who", "whos", "history", "set_env",
+     "bookmark", "dhist", "pushd", "popd", "dirs", "alias", "unalias", "rehashx", "sx", "system", "xmode", "precision", "pdb"}
+)
+_FIRST_WORD = re.compile(r"([A-Za-z_]\w*)(?=\s|$)")
 
 
 def blank_ipython(text: str) -> str:
@@ -72,6 +80,9 @@ def _blank_statement(line: str, code: str) -> str | None:
     assigned = _ASSIGNED_MAGIC.match(stripped)
     if assigned is not None:
         return indent + assigned.group(0) + _placeholder(stripped[assigned.end() :])
+    word = _FIRST_WORD.match(stripped)
+    if word is not None and word.group(1) in _AUTOMAGICS and not _compiles(stripped):
+        return indent + _placeholder(stripped)
     return None
 
 

@@ -190,6 +190,14 @@ def test_blanking_keeps_every_position_and_python_untouched() -> None:
     assert blank_ipython(bash) == "      \n       \n"
 
 
+def test_automagic_lines_are_ipythons_and_python_names_stay_python() -> None:
+    # BiRefNet's ONNX tutorial: `cd ..` runs the `%cd` magic (IPython's automagic is on by default).
+    assert blank_ipython("cd ..\nimport torch\n") == "...  \nimport torch\n"
+    assert blank_ipython("pip install onnx\nx = 1\n") == "...             \nx = 1\n"
+    shadowed = "cd = 3\nprint(cd)\n"
+    assert blank_ipython(shadowed) is shadowed
+
+
 def test_a_cell_that_does_not_parse_is_one_dl000_in_that_cell(tmp_path: Path) -> None:
     path = _write(tmp_path, "nb.ipynb", _notebook("import torch\n", "def f(:\n    pass\n"))
     other = _write(tmp_path, "b.py", "import torch\nx = torch.zeros(1).cuda()\n")
