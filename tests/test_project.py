@@ -460,3 +460,45 @@ def test_without_a_root_marker_only_the_files_beside_it_are_its_project(tmp_path
     assert run("main_test.py").splitlines()[0] == _LOAD_MESSAGE
     (tmp_path / "model_base.py").write_text(_WRITER)
     assert run("main_test.py") == "All checks passed!\n"
+
+
+_LOSS = """\
+import torch
+from torch import nn
+
+
+class WNormLoss(nn.Module):
+    def __init__(self, start_from_latent_avg=True):
+        super().__init__()
+        self.start_from_latent_avg = start_from_latent_avg
+
+    def forward(self, latent, latent_avg=None):
+        return torch.sum((latent - latent_avg).norm(2, dim=(1, 2)))
+"""
+_COACH = """\
+import torch
+from criteria.w_norm import WNormLoss
+
+
+class Coach:
+    def __init__(self):
+        self.net = torch.nn.Linear(3, 3).to("cuda:0")
+        self.w_norm_loss = WNormLoss(start_from_latent_avg=True)
+
+    def step(self, x):
+        return self.w_norm_loss(self.net(x.to("cuda:0")), self.net.weight)
+"""
+
+
+def test_a_module_of_another_file_that_owns_no_state_takes_tensors_anywhere(tmp_path: Path) -> None:
+    # pixel2style2pixel's WNormLoss (criteria/w_norm.py), never moved, called with CUDA latents:
+    # without parameters or buffers it has nothing to be on another device.
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "criteria").mkdir()
+    (tmp_path / "criteria" / "__init__.py").write_text("")
+    (tmp_path / "criteria" / "w_norm.py").write_text(_LOSS)
+    (tmp_path / "coach.py").write_text(_COACH)
+    assert run("--quiet", "--select", "DL301", str(tmp_path)) == ""
+    stateful = _LOSS.replace("self.start_from_latent_avg = start_from_latent_avg", "self.scale = nn.Linear(3, 3)")
+    (tmp_path / "criteria" / "w_norm.py").write_text(stateful)
+    assert [line.split(" ", 2)[1] for line in run("--quiet", "--select", "DL301", str(tmp_path)).splitlines()] == ["DL301"]

@@ -23,7 +23,7 @@ import libcst as cst
 
 from devlint.analysis import facts as F
 from devlint.analysis.events import Conflict, CpuArgumentOnDevice, DiscardedMove, NumpyOnDevice, SplitReturn
-from devlint.analysis.class_facts import wrapped_parameters
+from devlint.analysis.class_facts import owns_no_state, wrapped_parameters
 from devlint.analysis.facts import CPU, Kind, Origin, Place, PlaceKind, Value, conflicting
 from devlint.analysis.environment import Env
 from devlint.analysis.interpreter import FunctionRun, function_body
@@ -193,7 +193,10 @@ class Solver:
         self.analysis.variables = dict(self.globals)
         for info in self.program.by_key.values():
             if info.is_module:
-                wrapped_parameters(info)  # for the file's summary: read from the methods, unlinked next
+                # For the file's summary: read from the methods, unlinked next (a class the run
+                # never built would otherwise tell other files nothing of its state).
+                wrapped_parameters(info)
+                owns_no_state(info, self.names.qualify)
         self.program.unlink()
         events = self._events.values()
         self.analysis.conflicts = [e for e in events if isinstance(e, Conflict)]
