@@ -254,3 +254,41 @@ def test_a_cuda_method_does_what_its_caller_asked_for() -> None:
             return self
     """
     assert [(f.code, f.start.line) for f in lint(source)] == [("DL101", 12)]
+
+
+def test_self_cuda_in_a_class_with_its_own_cuda_method_is_that_method() -> None:
+    # FLUX's TensorRT engine: `to()` calls the class's own `cuda()` for a non-CPU device only
+    # (the fix `self.to(device)` would recurse for ever). A base of the file counts too.
+    assert positions(
+        """
+        import torch
+
+        class BaseEngine:
+            def cuda(self):
+                return self
+
+        class Engine(BaseEngine):
+            def to(self, device):
+                if device == torch.device("cpu"):
+                    return self.cpu()
+                return self.cuda()
+
+        class Plain:
+            def to(self, device):
+                return self.cuda()
+        """
+    ) == [("DL101", 15, 16)]
+
+
+def test_no_fix_turns_self_cuda_inside_to_into_a_call_of_itself() -> None:
+    found = lint(
+        """
+        import torch
+
+        class Net(torch.nn.Module):
+            def to(self, *args, **kwargs):
+                device = torch.device("cuda")
+                return self.cuda()
+        """
+    )
+    assert [(f.code, f.fix) for f in found if f.code == "DL101"] == [("DL101", None)]

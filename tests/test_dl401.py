@@ -642,3 +642,25 @@ def test_only_a_move_that_rebinds_the_attribute_outside_construction_places_it()
             return x * self.mask
     """
     assert lines(source) == [8, 20]
+
+
+def test_an_attribute_read_through_a_type_name_is_placed_by_it() -> None:
+    # pixel2style2pixel's BicubicDownSample: `self.k1.type("torch{}.FloatTensor".format(self.cuda))`
+    # puts the kernel where the type name says on every read; a dtype (`.type(torch.half)`) does not.
+    source = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Down(nn.Module):
+    def __init__(self, cuda=True):
+        super().__init__()
+        self.k1 = torch.ones(3, 1, 4, 1)
+        self.cuda_name = ".cuda" if cuda else ""
+
+    def forward(self, x):
+        return F.conv2d(x, self.k1.type("torch{}.FloatTensor".format(self.cuda_name)), groups=3)
+"""
+    assert lines(source) == []
+    assert lines(source.replace('"torch{}.FloatTensor".format(self.cuda_name)', "torch.half")) == [10]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from devlint.fixes import cuda_to_device, device_in_scope
+from devlint.names import dotted_name
 from devlint.rule import Rule
 from devlint.snippet import snippet
 
@@ -29,6 +30,39 @@ class CudaCall(Rule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._statement: list[cst.Call] | None = None
+        self._classes: list[cst.ClassDef] = []
+        self._functions: list[str] = []  # names of the functions the walk is in, innermost last
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._functions.append(node.name.value)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._functions.pop()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._classes.append(node)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._classes.pop()
+
+    def _own_cuda(self, receiver: cst.BaseExpression) -> bool:
+        """`self.cuda()` in a class that defines `cuda` (itself or through a base of this file):
+        the class's own method, whose body runs only where its caller asked for CUDA (FLUX's
+        TensorRT engine calls it from its own `to()`, for a non-CPU device only)."""
+        if not (isinstance(receiver, cst.Name) and receiver.value == "self") or not self._classes:
+            return False
+        seen: set[str] = set()
+        pending = [self._classes[-1]]
+        while pending:
+            cls = pending.pop()
+            if cls.name.value in seen:
+                continue
+            seen.add(cls.name.value)
+            if any(isinstance(item, cst.FunctionDef) and item.name.value == "cuda" for item in cls.body.body):
+                return True
+            names = {dotted_name(base.value) for base in cls.bases}
+            pending.extend(c for c in self.ctx.module.body if isinstance(c, cst.ClassDef) and c.name.value in names)
+        return False
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         self._statement = []
@@ -42,6 +76,8 @@ class CudaCall(Rule):
             return
         if self.ctx.qualify(func.value) is not None and self.ctx.qualify(func.value).split(".")[0] == "torch":
             return  # torch.cuda is the module, not a .cuda() call
+        if self._own_cuda(func.value):
+            return
         if self.ctx.guards.guarded and not self.ctx.settings.strict or self.exempt_as_gpu_only:
             return
         if any(arg.keyword is None and not isinstance(arg.value, cst.Integer) or arg.keyword is not None and arg.keyword.value == "device" for arg in node.args):
@@ -73,7 +109,9 @@ class CudaCall(Rule):
                 "without one; use `.to(device)` with a selected device"
             )
         device = device_in_scope(self.ctx, first)
-        fix = cuda_to_device(self.ctx, calls, device) if device is not None else None
+        # `self.cuda()` inside the class's own `to()`: `self.to(device)` would call itself for ever.
+        recursive = self._functions[-1:] == ["to"] and any(dotted_name(call.func.value) == "self" for call in calls)  # type: ignore[attr-defined]
+        fix = cuda_to_device(self.ctx, calls, device) if device is not None and not recursive else None
         receiver = self.ctx.code_range(first.func.value)  # type: ignore[attr-defined]
         # `WaveRNN(\n ...\n).cuda()`: the finding starts where `.cuda()` is, not 14 lines above.
         at = first.func.attr if receiver.end.line > receiver.start.line else first  # type: ignore[attr-defined]

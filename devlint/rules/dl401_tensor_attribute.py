@@ -235,7 +235,7 @@ def _moves_itself(value: cst.BaseExpression | None, attr: str) -> bool:
         return False
     for node in descendants(value):
         if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in _MOVES:  # type: ignore[attr-defined]
-            if dotted_name(node.func.value) == f"self.{attr}":  # type: ignore[attr-defined]
+            if dotted_name(node.func.value) == f"self.{attr}" and (node.func.attr.value != "type" or _moves_device(node)):  # type: ignore[attr-defined]
                 return True
     return False
 
@@ -416,7 +416,19 @@ def _placed(expr: cst.BaseExpression, assigned: dict[str, cst.BaseExpression], s
 
 
 def _moves_device(call: cst.Call) -> bool:
-    """`.cuda()`, `.type_as(t)`, `.to(device)`; not a dtype-only `.to(torch.float32)` / `.to(x.dtype)`."""
+    """`.cuda()`, `.type_as(t)`, `.to(device)`, `.type("torch.cuda.FloatTensor")`; not a dtype-only
+    `.to(torch.float32)` / `.to(x.dtype)` / `.type(torch.half)`."""
+    if call.func.attr.value == "type":  # type: ignore[attr-defined]
+        # A type name holds the device (`torch{}.FloatTensor".format(cuda)`, `x.type()`, a legacy
+        # `torch.cuda.FloatTensor`); a dtype does not.
+        if len(call.args) != 1 or call.args[0].keyword is not None:
+            return False
+        given = call.args[0].value
+        if isinstance(given, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
+            return True
+        if isinstance(given, cst.Call) and isinstance(given.func, cst.Attribute):
+            return given.func.attr.value == "type" or given.func.attr.value == "format" and isinstance(given.func.value, cst.SimpleString)
+        return (dotted_name(given) or "").endswith("Tensor")
     if call.func.attr.value != "to":  # type: ignore[attr-defined]
         return True
     positional = [arg for arg in call.args if arg.keyword is None]
@@ -431,4 +443,4 @@ def _moves_device(call: cst.Call) -> bool:
 # `torch.float32` or `float32` as imported: a dtype, not a device.
 _DTYPE_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in DTYPES)
 
-_MOVES = frozenset({"to", "cuda", "type_as"})
+_MOVES = frozenset({"to", "cuda", "type_as", "type"})
