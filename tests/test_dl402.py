@@ -209,3 +209,35 @@ def test_fix_spells_torch_nn_as_the_file_does() -> None:
     bare = "from torch.nn import Module, Linear\n\nclass M(Module):\n    def __init__(self):\n        super().__init__()\n        self.l = [Linear(2, 2)]\n"
     [finding] = check(bare)
     assert finding.fix is None
+
+
+def test_a_dict_of_loss_modules_that_register_nothing_is_not_reported() -> None:
+    # BiRefNet's PixLoss: a BCE loss and an SSIM loss whose only tensor is a plain window it moves
+    # itself; `nn.ModuleDict` would register nothing `model.to()` or `state_dict()` could see.
+    source = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class SSIMLoss(nn.Module):
+    def __init__(self, window_size=11):
+        super().__init__()
+        self.window_size = window_size
+        self.window = torch.ones(1, 1, window_size, window_size) / window_size**2
+
+    def forward(self, img1, img2):
+        self.window = self.window.to(img1.device)
+        return F.conv2d(img1 - img2, self.window).abs().mean()
+
+
+class PixLoss(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.criterions_last = {}
+        self.criterions_last["bce"] = nn.BCELoss()
+        self.criterions_last["ssim"] = SSIMLoss()
+"""
+    assert [f.start.line for f in check(source)] == []
+    weighted = source.replace("self.window_size = window_size", "self.proj = nn.Conv2d(1, 1, 1)")
+    assert [f.start.line for f in check(weighted)] == [21]

@@ -33,7 +33,7 @@ T = TypeVar("T")
 
 _TENSOR_REGISTRATIONS = frozenset({"register_buffer", "register_parameter"})
 # Calls that give a module state without a plain `self.x = ...`.
-_REGISTERING_CALLS = frozenset({"register_buffer", "register_parameter", "register_module", "add_module", "setattr", "__setattr__"})
+REGISTERING_CALLS = frozenset({"register_buffer", "register_parameter", "register_module", "add_module", "setattr", "__setattr__"})
 
 
 def nn_owns_no_state(leaf: str, call: cst.Call) -> bool:
@@ -80,7 +80,7 @@ def _keeps_no_state(cls: ClassInfo, qualify: Callable[[cst.BaseExpression], str 
                     numbers.add(node.targets[0].target.value)  # type: ignore[attr-defined]
     for node in descendants(cls.node.body):
         kind = type(node)
-        if kind is cst.Call and (dotted_name(node.func) or "").rsplit(".", 1)[-1] in _REGISTERING_CALLS:  # type: ignore[attr-defined]
+        if kind is cst.Call and (dotted_name(node.func) or "").rsplit(".", 1)[-1] in REGISTERING_CALLS:  # type: ignore[attr-defined]
             return False
         if init is not None and kind in (cst.Assign, cst.AnnAssign) and node.value is not None:  # type: ignore[attr-defined]
             targets = [t.target for t in node.targets] if kind is cst.Assign else [node.target]  # type: ignore[attr-defined]

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from devlint.analysis.class_facts import nn_owns_no_state
+from devlint.analysis.class_facts import REGISTERING_CALLS, nn_owns_no_state
 from devlint.analysis.torchapi import TENSOR as ONE_TENSOR
 from devlint.analysis.torchapi import (
     BUFFER_CLASSES,
@@ -34,7 +34,7 @@ from devlint.analysis.torchapi import (
 from devlint.analysis.torchapi.frameworks import MODULE_BASES
 from devlint.analysis.program import plain_base as _plain_base
 from devlint.analysis.program import shows_module_members
-from devlint.analysis.shapes import full_reduction, python_number
+from devlint.analysis.shapes import full_reduction, number_parameter, python_number
 from devlint.names import dotted_name, is_none
 from devlint.tree import descendants
 
@@ -412,8 +412,55 @@ class FileIndex:
         name = kind[len(INSTANCE) :]
         if not self.is_module(name):
             return False
-        # A local module with no __init__ anywhere in its local bases owns nothing.
-        return any(self.method(cls, "__init__") is not None for cls in (name, *self.local_bases(name)))
+        # A local module owns state only where its own code registers some: no `__init__`
+        # anywhere in its local bases, or one that keeps only numbers and plain tensors (an SSIM
+        # loss's window), gives `model.to()` and `state_dict()` nothing to see.
+        return self._owns_state(name, frozenset())
+
+    def _owns_state(self, name: str, seen: frozenset[str]) -> bool:
+        if name in seen:
+            return True  # a cycle of local bases: say nothing
+        classes = (name, *self.local_bases(name))
+        if not any(self.method(cls, "__init__") is not None for cls in classes):
+            return False
+        for cls in classes:
+            node = self.classes.get(cls)
+            if node is None:
+                continue
+            if any(self.ctx.qualify(base.value) not in (None, "torch.nn.Module") and dotted_name(base.value) not in self.classes for base in node.bases):
+                return True  # a base from elsewhere may build anything
+            init = self.method(cls, "__init__")
+            numbers = {p.name.value for p in init.params.params if number_parameter(p)} if init is not None else set()
+            for item in descendants(node.body):
+                if type(item) is cst.Call and (dotted_name(item.func) or "").rsplit(".", 1)[-1] in REGISTERING_CALLS:  # type: ignore[attr-defined]
+                    return True
+            # What construction keeps on `self` (a later method's plain tensor registers nothing).
+            for item in descendants(init.body) if init is not None and cls in self.classes and init in node.body.body else ():  # type: ignore[operator]
+                if type(item) is cst.Assign and any((dotted_name(t.target) or "").startswith("self.") for t in item.targets):  # type: ignore[attr-defined]
+                    if self._may_hold_state(item.value, numbers, seen | {name}):  # type: ignore[attr-defined]
+                        return True
+        return False
+
+    def _may_hold_state(self, value: cst.BaseExpression, numbers: set[str], seen: frozenset[str]) -> bool:
+        """Could `self.x = value` register a parameter, buffer or stateful submodule?"""
+        if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)) or is_none(value):
+            return False
+        if isinstance(value, cst.Name):
+            return value.value not in numbers and value.value not in ("True", "False")
+        if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)):
+            parts = [value.left, value.right] if isinstance(value, cst.BinaryOperation) else [value.expression]
+            return any(self._may_hold_state(part, numbers, seen) for part in parts)
+        if isinstance(value, cst.Call):
+            qualified = self.ctx.qualify(value.func) or ""
+            if qualified.startswith("torch.nn."):
+                return not nn_owns_no_state(qualified.rsplit(".", 1)[-1], value)
+            if qualified.startswith("torch."):
+                return False  # a torch function's tensor: plain, no state `model.to()` would move
+            local = dotted_name(value.func)
+            if local in self.classes:
+                return self.is_module(local) and self._owns_state(local, seen)
+            return True
+        return True
 
     def method(self, class_name: str, name: str, seen: frozenset[str] = frozenset()) -> cst.FunctionDef | None:
         node = self.classes.get(class_name)
