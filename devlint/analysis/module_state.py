@@ -459,6 +459,8 @@ class FileIndex:
             local = dotted_name(value.func)
             if local in self.classes:
                 return self.is_module(local) and self._owns_state(local, seen)
+            if local in self.functions:
+                return self.return_kind(self.functions[local], None) != TENSOR  # `create_window(n)`: a plain tensor
             return True
         return True
 
