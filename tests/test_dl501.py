@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from devlint.config import Settings
 from linting import lint, positions
 
 MESSAGE = (
@@ -494,3 +495,23 @@ def test_a_datasets_data_is_not_reported() -> None:
                 self.load_state_dict(torch.load(path))
         """
     ) == [("DL501", 23, 30)]
+
+
+def test_a_load_that_runs_only_where_cuda_is_is_not_reported() -> None:
+    # stargan-v2's checkpoint loaders: `if torch.cuda.is_available(): torch.load(f)`, else a CPU
+    # map_location. A GPU checkpoint loads where CUDA is; `--strict` still reports it.
+    source = """
+        import torch
+
+        def load_weights(fname):
+            if torch.cuda.is_available():
+                state = torch.load(fname)
+            else:
+                state = torch.load(fname, map_location=torch.device("cpu"))
+            return state
+
+        def unguarded(fname):
+            return torch.load(fname)
+        """
+    assert positions(source) == [("DL501", 11, 12)]
+    assert [p[:2] for p in positions(source, Settings(strict=True))] == [("DL501", 5), ("DL501", 11)]

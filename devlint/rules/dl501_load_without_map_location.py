@@ -76,7 +76,7 @@ class LoadWithoutMapLocation(Rule):
         # torch.save's paths, by function (None: module level), and the loads decided once the
         # walk has seen them all (a script often loads before the function that saves).
         self._saved: set[tuple[int | None, str]] = set()
-        self._pending: list[tuple[cst.Call, int | None, str | None, bool, cst.CSTNode]] = []
+        self._pending: list[tuple[cst.Call, int | None, str | None, bool, cst.CSTNode, str | None]] = []
         self._schedulers: set[str] = set()  # names bound to a learning-rate scheduler
         self._loaded_into: dict[int, str] = {}  # id(load) -> `sched` for `sched.load_state_dict(torch.load(...))`
         self._scopes: list[int] = []  # the functions the walk is in, innermost last
@@ -281,6 +281,8 @@ class LoadWithoutMapLocation(Rule):
         position = _MAP_LOCATION_POSITION.get(qualified or "")
         if position is None:
             return
+        if self.ctx.guards.guarded and not self.ctx.settings.strict:
+            return  # only where CUDA is, where a GPU checkpoint loads (stargan-v2's loaders)
         positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
         if len(positional) > position or any(arg.star for arg in node.args):
             return
@@ -296,13 +298,14 @@ class LoadWithoutMapLocation(Rule):
         if self._in_dataset and self._in_dataset[-1]:
             self._dataset_loads.add(id(node))
         function = self._functions[-1] if self._functions else self.ctx.module
-        self._pending.append((node, scope, self._text(path) if path is not None else None, path is not None and self._is_local(path), function))
+        within = None if self.ctx.settings.strict else self.ctx.guards.callable
+        self._pending.append((node, scope, self._text(path) if path is not None else None, path is not None and self._is_local(path), function, within))
 
     def leave_Module(self, original_node: cst.Module) -> None:
         anywhere = {text for _, text in self._saved}
         # The project's weights are CPU tensors where its own writer copies them there.
         cpu_weights = bool(self.ctx.imported.state_writers) or bool(self._pending) and writes_cpu_state(self.ctx.module, self.ctx.names.qualify, self.ctx.text)
-        for node, scope, text, local, function in self._pending:
+        for node, scope, text, local, function, within in self._pending:
             # A load of the very path this file saved, in this function, or anywhere for a
             # path that is no local of this function: written on the machine reading it.
             if text is not None and ((scope, text) in self._saved or not local and text in anywhere):
@@ -316,11 +319,15 @@ class LoadWithoutMapLocation(Rule):
             if cpu_weights and restores_module_state(node, function):
                 continue
             call = self.ctx.module.code_for_node(node.func)
-            self.report(
+            # `within`: a function every caller in the file runs behind an availability check.
+            self.ctx.report(
+                self.code,
                 node,
                 f"`{call}(...)` without `map_location`: a checkpoint saved on a GPU fails to load on a machine without one; "
                 "pass `map_location=device` (or `map_location=\"cpu\"`)",
                 add_map_location(self.ctx, node),
+                (),
+                within,
             )
 
 
