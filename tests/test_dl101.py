@@ -292,3 +292,19 @@ def test_no_fix_turns_self_cuda_inside_to_into_a_call_of_itself() -> None:
         """
     )
     assert [(f.code, f.fix) for f in found if f.code == "DL101"] == [("DL101", None)]
+
+
+def test_a_gpu_flag_compared_with_none_guards_only_where_it_is_set() -> None:
+    # MoCo v3's linear evaluation: `if args.gpu is None: torch.load(args.resume)` runs where no
+    # GPU was chosen; `is not None` is the check.
+    assert positions(
+        """
+        import torch
+
+        def f(args):
+            if args.gpu is None:
+                a = torch.zeros(1).cuda()
+            if args.gpu is not None:
+                b = torch.zeros(1).cuda()
+        """
+    ) == [("DL101", 5, 13)]

@@ -17,7 +17,7 @@ import libcst as cst
 
 from devlint.analysis.torchapi import ACCELERATOR_TYPES, AVAILABILITY_CALLS, AVAILABILITY_VALUES, CPU_TYPES
 from devlint.analysis.torchapi.frameworks import AVAILABILITY_HELPERS, GPU_TEST_DECORATORS
-from devlint.names import dotted_name
+from devlint.names import dotted_name, is_none
 from devlint.tree import descendants
 
 
@@ -261,6 +261,10 @@ class AcceleratorGuards:
                 # `if x.device.type != "cuda": return x`: past it (in its else), CUDA is there.
                 if isinstance(op, (cst.NotEqual, cst.IsNot)):
                     return False, True
+            if is_none(test.left) or is_none(test.comparisons[0].comparator):
+                # `if args.gpu is None:` runs where no GPU was chosen: only `is not None` is a check.
+                named = self.mentions_accelerator_check(test)
+                return (named, False) if isinstance(op, (cst.NotEqual, cst.IsNot)) else (False, False)
         return self.mentions_accelerator_check(test), False
 
     # -- multi-process code ------------------------------------------------
