@@ -308,3 +308,19 @@ def test_a_gpu_flag_compared_with_none_guards_only_where_it_is_set() -> None:
                 b = torch.zeros(1).cuda()
         """
     ) == [("DL101", 5, 13)]
+
+
+def test_a_name_bound_to_a_moved_object_is_no_flag() -> None:
+    # MoCo v3's linear evaluation: `model = model.cuda(args.gpu)`, then `parameters =
+    # list(model.parameters())`, `assert len(parameters) == 2` asserts nothing about CUDA.
+    assert positions(
+        """
+        import torch
+
+        def main_worker(args, model):
+            model = model.cuda()
+            parameters = list(model.parameters())
+            assert len(parameters) == 2
+            x = torch.zeros(1).cuda()
+        """
+    ) == [("DL101", 4, 13), ("DL101", 7, 9)]

@@ -53,6 +53,17 @@ def _names_accelerator_word(value: str) -> bool:
     return value.isidentifier() and names_an_accelerator(value.lower())
 
 
+# Methods that return the object moved: `model = model.cuda(args.gpu)` makes `model` no flag,
+# whatever names the move's arguments use.
+_MOVE_METHODS = frozenset({"cuda", "to"})
+
+
+def _neither_a_dotted_name_nor_a_move(node: cst.CSTNode) -> bool:
+    if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in _MOVE_METHODS:  # type: ignore[attr-defined]
+        return False
+    return _not_a_dotted_name(node)
+
+
 def _not_a_dotted_name(node: cst.CSTNode) -> bool:
     """Prunes `a.b.c` below its top: `_names_check` covers its prefixes and parts from the whole name."""
     return type(node) is not cst.Attribute or dotted_name(node) is None  # type: ignore[arg-type]
@@ -168,7 +179,9 @@ class AcceleratorGuards:
 
     # -- what counts as a guard --------------------------------------------
     def mentions_accelerator_check(self, expr: cst.BaseExpression) -> bool:
-        for node in descendants(expr, enter=_not_a_dotted_name):
+        if not _neither_a_dotted_name_nor_a_move(expr) and type(expr) is cst.Call:
+            return False  # the object moved
+        for node in descendants(expr, enter=_neither_a_dotted_name_nor_a_move):
             kind = type(node)
             if kind is cst.Name or kind is cst.Attribute:
                 dotted = dotted_name(node)  # type: ignore[arg-type]
