@@ -9,7 +9,7 @@ needs to know what a handful of imported roots (`torch`, `nn`, `np`, `F`,
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import libcst as cst
 
@@ -244,3 +244,17 @@ class BindingsCache:
 
     def __call__(self, func: cst.FunctionDef | cst.Lambda) -> frozenset[str]:
         return self._facts.remember(func, "bindings", self._walrus, lambda: LocalBindings.of(func, self._walrus))
+
+
+def with_local_bases(module: cst.Module, cls: cst.ClassDef) -> Iterator[cst.ClassDef]:
+    """`cls`, then the classes of the same module its bases name, and theirs, each once."""
+    seen: set[str] = set()
+    pending = [cls]
+    while pending:
+        current = pending.pop()
+        if current.name.value in seen:
+            continue
+        seen.add(current.name.value)
+        yield current
+        names = {dotted_name(base.value) for base in current.bases}
+        pending.extend(c for c in module.body if isinstance(c, cst.ClassDef) and c.name.value in names)

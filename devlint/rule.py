@@ -47,12 +47,22 @@ class Rule:
         return RuleInfo(cls.code, cls.name, cls.summary, cls.default_enabled, cls.fix)
 
     def report(
-        self, node: cst.CSTNode, message: str, fix: Fix | None = None, related: Sequence[tuple[cst.CSTNode, str]] = ()
+        self,
+        node: cst.CSTNode,
+        message: str,
+        fix: Fix | None = None,
+        related: Sequence[tuple[cst.CSTNode, str]] = (),
+        within: str | None = None,
     ) -> None:
-        self.ctx.report(self.code, node, message, fix, related)
+        """`within`: the function the finding is in, dropped where its callers' guards answer for it."""
+        self.ctx.report(self.code, node, message, fix, related, within)
+
+    def guarded_callable(self) -> str | None:
+        """The function the walk is in, whose callers' guards may answer for what needs an
+        accelerator in it (none with `--strict`). Read it during the walk."""
+        return None if self.ctx.settings.strict else self.ctx.guards.callable
 
     def report_unless_guarded(self, node: cst.CSTNode, message: str, fix: Fix | None = None) -> None:
         """Reports code that needs an accelerator, unless the function it is in runs only
         behind a check at every place this file calls it."""
-        within = None if self.ctx.settings.strict else self.ctx.guards.callable
-        self.ctx.report(self.code, node, message, fix, (), within)
+        self.report(node, message, fix, within=self.guarded_callable())

@@ -58,10 +58,12 @@ def _names_accelerator_word(value: str) -> bool:
 _MOVE_METHODS = frozenset({"cuda", "to"})
 
 
-def _neither_a_dotted_name_nor_a_move(node: cst.CSTNode) -> bool:
-    if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in _MOVE_METHODS:  # type: ignore[attr-defined]
-        return False
-    return _not_a_dotted_name(node)
+def _a_move(node: cst.CSTNode) -> bool:
+    return type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in _MOVE_METHODS  # type: ignore[attr-defined]
+
+
+def _worth_entering(node: cst.CSTNode) -> bool:
+    return not _a_move(node) and _not_a_dotted_name(node)
 
 
 def _not_a_dotted_name(node: cst.CSTNode) -> bool:
@@ -179,9 +181,9 @@ class AcceleratorGuards:
 
     # -- what counts as a guard --------------------------------------------
     def mentions_accelerator_check(self, expr: cst.BaseExpression) -> bool:
-        if not _neither_a_dotted_name_nor_a_move(expr) and type(expr) is cst.Call:
+        if _a_move(expr):
             return False  # the object moved
-        for node in descendants(expr, enter=_neither_a_dotted_name_nor_a_move):
+        for node in descendants(expr, enter=_worth_entering):
             kind = type(node)
             if kind is cst.Name or kind is cst.Attribute:
                 dotted = dotted_name(node)  # type: ignore[arg-type]

@@ -429,13 +429,16 @@ class FileIndex:
                 continue
             if any(self.ctx.qualify(base.value) not in (None, "torch.nn.Module") and dotted_name(base.value) not in self.classes for base in node.bases):
                 return True  # a base from elsewhere may build anything
-            init = self.method(cls, "__init__")
-            numbers = {p.name.value for p in init.params.params if number_parameter(p)} if init is not None else set()
             for item in descendants(node.body):
                 if type(item) is cst.Call and (dotted_name(item.func) or "").rsplit(".", 1)[-1] in REGISTERING_CALLS:  # type: ignore[attr-defined]
                     return True
-            # What construction keeps on `self` (a later method's plain tensor registers nothing).
-            for item in descendants(init.body) if init is not None and cls in self.classes and init in node.body.body else ():  # type: ignore[operator]
+            # What this class's own construction keeps on `self` (a later method's plain tensor
+            # registers nothing; a base's `__init__` is its own turn of the loop).
+            init = next((s for s in node.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None)
+            if init is None:
+                continue
+            numbers = {p.name.value for p in init.params.params if number_parameter(p)}
+            for item in descendants(init.body):
                 if type(item) is cst.Assign and any((dotted_name(t.target) or "").startswith("self.") for t in item.targets):  # type: ignore[attr-defined]
                     if self._may_hold_state(item.value, numbers, seen | {name}):  # type: ignore[attr-defined]
                         return True

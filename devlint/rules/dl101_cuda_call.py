@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from devlint.fixes import cuda_to_device, device_in_scope
-from devlint.names import dotted_name
+from devlint.names import dotted_name, with_local_bases
 from devlint.rule import Rule
 from devlint.snippet import snippet
 
@@ -51,18 +51,11 @@ class CudaCall(Rule):
         TensorRT engine calls it from its own `to()`, for a non-CPU device only)."""
         if not (isinstance(receiver, cst.Name) and receiver.value == "self") or not self._classes:
             return False
-        seen: set[str] = set()
-        pending = [self._classes[-1]]
-        while pending:
-            cls = pending.pop()
-            if cls.name.value in seen:
-                continue
-            seen.add(cls.name.value)
-            if any(isinstance(item, cst.FunctionDef) and item.name.value == "cuda" for item in cls.body.body):
-                return True
-            names = {dotted_name(base.value) for base in cls.bases}
-            pending.extend(c for c in self.ctx.module.body if isinstance(c, cst.ClassDef) and c.name.value in names)
-        return False
+        return any(
+            isinstance(item, cst.FunctionDef) and item.name.value == "cuda"
+            for cls in with_local_bases(self.ctx.module, self._classes[-1])
+            for item in cls.body.body
+        )
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         self._statement = []

@@ -8,7 +8,7 @@ from devlint.analysis.checkpoints import restores_module_state, writes_cpu_state
 from devlint.analysis.guards import string_value
 from devlint.analysis.torchapi import DOWNLOAD_LOADS, LOAD_FUNCTIONS, SAVE_FUNCTIONS
 from devlint.analysis.torchapi.frameworks import DATASET_BASES, LR_SCHEDULER_FACTORIES, LR_SCHEDULER_MODULE
-from devlint.names import dotted_name
+from devlint.names import dotted_name, with_local_bases
 from devlint.tree import descendants
 from devlint.fixes import add_map_location
 from devlint.rule import Rule
@@ -81,7 +81,6 @@ class LoadWithoutMapLocation(Rule):
         self._loaded_into: dict[int, str] = {}  # id(load) -> `sched` for `sched.load_state_dict(torch.load(...))`
         self._scopes: list[int] = []  # the functions the walk is in, innermost last
         self._in_dataset: list[bool] = []  # per class the walk is in: does it derive from a Dataset?
-        self._dataset_loads: set[int] = set()  # id(load) made in a Dataset's methods
         self._functions: list[cst.FunctionDef] = []  # the same functions' nodes
         self._fed_published: dict[tuple[int, str], bool] = {}  # (function, parameter) -> every call passes PyTorch's weights
         self._cached: set[int] = set()  # id(load) of `v = torch.load(p)` whose other branch builds and saves `v`
@@ -90,25 +89,16 @@ class LoadWithoutMapLocation(Rule):
         self._frames: list[dict[str, bool]] = [{}]
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._in_dataset.append(self._derives_from_dataset(node, set()))
+        self._in_dataset.append(self._derives_from_dataset(node))
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self._in_dataset.pop()
 
-    def _derives_from_dataset(self, node: cst.ClassDef, seen: set[str]) -> bool:
+    def _derives_from_dataset(self, node: cst.ClassDef) -> bool:
         """A subclass of `torch.utils.data.Dataset`, directly, through a class of this file, or
         through a project class another file defines."""
-        for base in node.bases:
-            qualified = self.ctx.qualify(base.value) or ""
-            if qualified in DATASET_BASES or self.ctx.imported.is_dataset(qualified):
-                return True
-            name = dotted_name(base.value)
-            if name is not None and name not in seen:
-                seen.add(name)
-                local = next((c for c in self.ctx.module.body if isinstance(c, cst.ClassDef) and c.name.value == name), None)
-                if local is not None and self._derives_from_dataset(local, seen):
-                    return True
-        return False
+        qualified = (self.ctx.qualify(base.value) or "" for cls in with_local_bases(self.ctx.module, node) for base in cls.bases)
+        return any(name in DATASET_BASES or self.ctx.imported.is_dataset(name) for name in qualified)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._frames.append(_parameter_frame(node.params))
@@ -296,9 +286,9 @@ class LoadWithoutMapLocation(Rule):
             if self._published_by_pytorch(url) or self._parameter_fed_published(url):
                 return
         if self._in_dataset and self._in_dataset[-1]:
-            self._dataset_loads.add(id(node))
+            return  # a Dataset's data, read for CPU loader workers
         function = self._functions[-1] if self._functions else self.ctx.module
-        within = None if self.ctx.settings.strict else self.ctx.guards.callable
+        within = self.guarded_callable()
         self._pending.append((node, scope, self._text(path) if path is not None else None, path is not None and self._is_local(path), function, within))
 
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -310,8 +300,6 @@ class LoadWithoutMapLocation(Rule):
             # path that is no local of this function: written on the machine reading it.
             if text is not None and ((scope, text) in self._saved or not local and text in anywhere):
                 continue
-            if id(node) in self._dataset_loads:
-                continue  # a Dataset's data, read for CPU loader workers
             if id(node) in self._cached:
                 continue  # this code's own cache, written where it is read
             if self._loaded_into.get(id(node)) in self._schedulers:
@@ -319,15 +307,12 @@ class LoadWithoutMapLocation(Rule):
             if cpu_weights and restores_module_state(node, function):
                 continue
             call = self.ctx.module.code_for_node(node.func)
-            # `within`: a function every caller in the file runs behind an availability check.
-            self.ctx.report(
-                self.code,
+            self.report(
                 node,
                 f"`{call}(...)` without `map_location`: a checkpoint saved on a GPU fails to load on a machine without one; "
                 "pass `map_location=device` (or `map_location=\"cpu\"`)",
                 add_map_location(self.ctx, node),
-                (),
-                within,
+                within=within,
             )
 
 
