@@ -1254,3 +1254,68 @@ class A(nn.Module):
     assert findings(source) == [("DL303", 13, 25)]
     # Moved where it is made, it is where the code put it.
     assert findings(source.replace("torch.arange(x.shape[1])", "torch.arange(x.shape[1]).to(x.device)")) == []
+
+
+def test_calling_an_object_runs_its_classes_call_method() -> None:
+    # BLIP's ImageNorm: an object of a plain class, called in a Dataset's `__getitem__` on frames
+    # an opaque reader decoded. Python runs `type(obj).__call__`, so the caller is a caller of
+    # `__call__`, and what it passes (which the analysis cannot place) is what `img` is.
+    source = """
+import torch
+from torch.utils.data import Dataset
+
+
+class ImageNorm(object):
+    def __init__(self, mean):
+        self.mean = torch.tensor(mean).view(1, 3, 1, 1)
+
+    def __call__(self, img):
+        return img.sub_(self.mean)
+
+
+class VideoDataset(Dataset):
+    def __init__(self, mean):
+        self.img_norm = ImageNorm(mean=mean)
+
+    def __getitem__(self, index):
+        return self.img_norm(self.load(index).float())
+
+    def load(self, index):
+        return decode(index)
+"""
+    assert findings(source) == []
+    # Called with a tensor on the chosen device, the CPU mean meets it.
+    moved = source.replace("self.img_norm(self.load(index).float())", "self.img_norm(self.load(index).to(DEVICE))")
+    moved = moved.replace("from torch.utils.data import Dataset\n", "from torch.utils.data import Dataset\n\nDEVICE = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n")
+    assert findings(moved) == [("DL303", 9, 21)]
+
+
+def test_a_module_method_called_with_cpu_inputs_runs_the_model_on_the_cpu() -> None:
+    # GroundingDINO's Swin backbone: the file's smoke test builds the model, never moves it, and
+    # calls `forward_raw` on a CPU tensor, as a caller of forward() does.
+    source = """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+
+    def forward_raw(self, x):
+        return self.proj(x)
+
+
+def build(**kw):
+    return Net(**kw)
+
+
+if __name__ == "__main__":
+    model = build()
+    y = model.forward_raw(torch.rand(2, 4))
+"""
+    assert findings(source) == []
+    # A tensor the method makes itself still meets the weights wherever the model is.
+    made = source.replace("return self.proj(x)", "return self.proj(x) + torch.ones(4)")
+    assert findings(made) == [("DL303", 11, 31)]

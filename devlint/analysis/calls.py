@@ -345,7 +345,9 @@ def call_value(run: Evaluation, node: cst.Call, callee: Value, func: cst.BaseExp
 
 
 def _forward_of(run: Evaluation, callee: Value) -> FunctionInfo | None:
+    """What calling an object of the file's own classes runs: a Module's `forward`, any other
+    object's `__call__` (Python calls `type(obj).__call__`)."""
     info = run.solver.program.classes.get(callee.cls) if callee.kind in (Kind.INSTANCE, Kind.MODULE) else None
-    if info is None or not info.is_module:
+    if info is None:
         return None
-    return info.methods.get("forward")
+    return info.methods.get("forward" if info.is_module else "__call__")

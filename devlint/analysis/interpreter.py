@@ -162,8 +162,10 @@ class FunctionRun:
         return Value(Kind.UNKNOWN, Place(PlaceKind.FOLLOWS, name))
 
     def _inputs_on_the_cpu(self, func: FunctionInfo, facts: dict[str, Value]) -> bool:
-        """forward()'s callers pass its first input on the CPU."""
-        if not (self.in_module_method and func.name == "forward"):
+        """The callers of a Module's method pass its first input on the CPU: they run the model
+        there (`model.forward_raw(torch.rand(2, 3))` in a file's smoke test), as a caller of
+        forward() does; where the model is moved, the call is checked against it."""
+        if not self.in_module_method or func.name == "__init__":
             return False
         params = func.params[1:] if func.self_param is not None else func.params
         first = facts.get(params[0].name.value) if params else None
