@@ -108,7 +108,8 @@ class FileContext:
         """What this file tells the files that import it (after its device analysis)."""
         from devlint.analysis.checkpoints import loads_state, writes_cpu_state
         from devlint.analysis.class_facts import wrapped_parameters
-        from devlint.analysis.summary import star_key, summarise
+        from devlint.analysis.facts import PlaceFact
+        from devlint.analysis.summary import CallSite, star_key, summarise
 
         analysis = self.devices.run()
         classes = [
@@ -118,7 +119,16 @@ class FileContext:
         ]
         imports = {**self.names.bindings, **{star_key(i): module for i, module in enumerate(self.names.stars)}}
         checkpoints = (writes_cpu_state(self.module, self.names.qualify, self.text), loads_state(self.module, self.names.qualify, self.text))
-        return summarise(self.path, classes, analysis.returns, analysis.variables, imports, self.python_tree, checkpoints)
+        calls = tuple(
+            CallSite(
+                call.callee,
+                tuple(PlaceFact.of(v) if v is not None else None for v in call.positional),
+                tuple((k, PlaceFact.of(v) if v is not None else None) for k, v in call.keywords),
+                self.line_of(call.node),
+            )
+            for call in analysis.calls_out
+        )
+        return summarise(self.path, classes, analysis.returns, analysis.variables, imports, self.python_tree, checkpoints, calls, analysis.asks_callers)
 
     @cached_property
     def gpu_only(self) -> bool:

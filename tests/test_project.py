@@ -502,3 +502,61 @@ def test_a_module_of_another_file_that_owns_no_state_takes_tensors_anywhere(tmp_
     stateful = _LOSS.replace("self.start_from_latent_avg = start_from_latent_avg", "self.scale = nn.Linear(3, 3)")
     (tmp_path / "criteria" / "w_norm.py").write_text(stateful)
     assert [line.split(" ", 2)[1] for line in run("--quiet", "--select", "DL301", str(tmp_path)).splitlines()] == ["DL301"]
+
+
+_BOX_OPS = """import torch
+
+
+def masks_to_boxes(masks):
+    if masks.numel() == 0:
+        return torch.zeros((0, 4), device=masks.device)
+    h, w = masks.shape[-2:]
+    y = torch.arange(0, h, dtype=torch.float)
+    return (masks * y.unsqueeze(-1)).flatten(1).max(-1)[0]
+"""
+
+_DATASET = """import numpy as np
+import torch
+
+from util.box_ops import masks_to_boxes
+
+
+class CocoPanoptic:
+    def __getitem__(self, idx):
+        masks = torch.as_tensor(np.load(idx), dtype=torch.uint8)
+        return masks_to_boxes(masks)
+"""
+
+
+def _box_project(root: Path, dataset: str) -> None:
+    (root / "pyproject.toml").write_text("")
+    (root / "util").mkdir()
+    (root / "util" / "__init__.py").write_text("")
+    (root / "util" / "box_ops.py").write_text(_BOX_OPS)
+    (root / "datasets").mkdir()
+    (root / "datasets" / "coco.py").write_text(dataset)
+
+
+def test_a_helper_every_project_caller_hands_cpu_tensors_is_not_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # DETR's masks_to_boxes: its one caller, a dataset in another file, passes masks it made on
+    # the CPU, so the CPU `arange` meets CPU masks. Alone, the helper's input is the caller's.
+    _box_project(tmp_path, _DATASET)
+    monkeypatch.chdir(tmp_path)
+    assert run("--quiet", ".") == ""
+    # A run over the helper alone (pre-commit's staged file) reads its callers as a full run does.
+    assert run("--quiet", "util/box_ops.py") == ""
+    (tmp_path / "datasets" / "coco.py").unlink()
+    assert [line.split(" ", 2)[:2] for line in run("--quiet", ".").splitlines()] == [["util/box_ops.py:8:9:", "DL303"]]
+
+
+def test_a_caller_on_the_device_or_in_a_test_file_does_not_silence_a_helper(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    moved = _DATASET.replace("dtype=torch.uint8)", "dtype=torch.uint8).cuda()")
+    _box_project(tmp_path, moved)
+    monkeypatch.chdir(tmp_path)
+    lines = run("--quiet", "--select", "DL303", ".").splitlines()
+    assert [line.split(" ", 2)[:2] for line in lines] == [["util/box_ops.py:8:9:", "DL303"]]
+    assert "meets `masks` on `cuda` (passed from datasets/coco.py:10, line 4) at line 9" in lines[0]
+    # Tests hand a helper CPU tensors because tests run on the CPU, not because its users do.
+    (tmp_path / "datasets" / "coco.py").rename(tmp_path / "datasets" / "test_coco.py")
+    (tmp_path / "datasets" / "test_coco.py").write_text(_DATASET)
+    assert [line.split(" ", 2)[:2] for line in run("--quiet", ".").splitlines()] == [["util/box_ops.py:8:9:", "DL303"]]

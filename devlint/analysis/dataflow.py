@@ -16,18 +16,18 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import libcst as cst
 
 from devlint.analysis import facts as F
-from devlint.analysis.events import Conflict, CpuArgumentOnDevice, DiscardedMove, NumpyOnDevice, SplitReturn
+from devlint.analysis.events import Conflict, CpuArgumentOnDevice, DiscardedMove, NumpyOnDevice, OutgoingCall, SplitReturn
 from devlint.analysis.class_facts import owns_no_state, wrapped_parameters
 from devlint.analysis.facts import CPU, Kind, Origin, Place, PlaceKind, Value, conflicting
 from devlint.analysis.environment import Env
 from devlint.analysis.interpreter import FunctionRun, function_body
-from devlint.analysis.imported import NO_FACTS, ImportedFacts
+from devlint.analysis.imported import NO_FACTS, Caller, ImportedFacts
 from devlint.analysis.program import ClassInfo, FunctionInfo, Program
 from devlint.analysis.naming import NameSettings
 from devlint.names import BindingsCache, ImportTable
@@ -62,6 +62,8 @@ class DeviceAnalysis:
         self.numpy: list[NumpyOnDevice] = []
         self.split_returns: list[SplitReturn] = []
         self.cpu_arguments: list[CpuArgumentOnDevice] = []
+        self.calls_out: list[OutgoingCall] = []  # calls of imported names that pass tensors
+        self.asks_callers: tuple[str, ...] = ()
         # What the file tells its importers (summary.py).
         self.classes: list[ClassInfo] = []
         self.returns: dict[str, tuple[tuple[str, ...], Value]] = {}
@@ -75,6 +77,7 @@ class DeviceAnalysis:
 
 
 _MISSING = object()
+_ELSEWHERE = -2  # the turn of the calls other files make
 _Op = tuple[Callable[..., None], tuple[object, ...]]
 
 
@@ -150,6 +153,7 @@ class Solver:
             self._fresh = {"summaries": self._next_summaries, "final_envs": self._next_envs, "self_attrs": self._next_attrs}
             self._inits_done = False
             self._calling, self._turns_done, self._position = {}, set(), -1
+            self._calls_from_elsewhere()
             next_globals = Env(self._top_level())
             self._turns_done.add(-1)
             self._apply_function_moves(next_globals)
@@ -204,6 +208,30 @@ class Solver:
         self.analysis.numpy = [e for e in events if isinstance(e, NumpyOnDevice)]
         self.analysis.split_returns = [e for e in events if isinstance(e, SplitReturn)]
         self.analysis.cpu_arguments = [e for e in events if isinstance(e, CpuArgumentOnDevice)]
+        self.analysis.calls_out = [e for e in events if isinstance(e, OutgoingCall)]
+        self.analysis.asks_callers = self._asks_callers()
+
+    def _calls_from_elsewhere(self) -> None:
+        """The calls other files of the project make of this file's functions, as callers of the
+        file's own are counted: before any function's turn, so every round's facts include them."""
+        self._position = _ELSEWHERE
+        for name, calls in sorted(self.imported.callers.items()):
+            func = self.program.top_level.get(name)
+            if func is None:
+                continue
+            for call in calls:
+                self._call(func.key, _passed_from_elsewhere(func, call))
+        self._turns_done.add(_ELSEWHERE)
+        self._position = -1
+
+    def _asks_callers(self) -> tuple[str, ...]:
+        """The file's top-level functions where a tensor of the caller's choosing meets a CPU one:
+        what the project's other files pass there decides it (project/index.py)."""
+        found = set()
+        for conflict in self.analysis.conflicts:
+            if conflict.function in self.program.top_level and PlaceKind.FOLLOWS in (conflict.cpu.value.place.kind, conflict.device.value.place.kind):
+                found.add(conflict.function)
+        return tuple(sorted(found))
 
     def _exported_return(self, func: FunctionInfo) -> Value:
         """What `func` returns to a caller in another file. Its summary joins what the calls of its
@@ -401,6 +429,24 @@ class Solver:
 
     def _attrs(self, cls_key: str, attrs: dict[str, Value]) -> None:
         self._next_attrs[cls_key] = attrs
+
+
+def _passed_from_elsewhere(func: FunctionInfo, call: Caller) -> dict[str, Value]:
+    """What a call from another file hands each parameter, where it hands a tensor. A place that
+    names the caller's own variables (`device`, a module's device) is "the device" here."""
+    params = {param.name.value: param for param in func.params}
+    bound = [*zip((p.name.value for p in func.params), call.positional), *call.keywords]
+    facts: dict[str, Value] = {}
+    for name, fact in bound:
+        if fact is None or name not in params:
+            continue
+        value = fact.value(None)
+        if value.place.kind is PlaceKind.DEVICE:
+            value = value.at(Place(PlaceKind.DEVICE))
+        elif value.place.kind is PlaceKind.FOLLOWS:
+            value = value.at(Place(PlaceKind.FOLLOWS))
+        facts[name] = replace(value, origin=Origin(params[name], f"passed from {call.where}"))
+    return facts
 
 
 def returns_a_value(func: cst.FunctionDef) -> bool:

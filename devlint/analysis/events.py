@@ -64,3 +64,14 @@ class CpuArgumentOnDevice:
     argument: Operand
     parameter: str  # "lengths"
     function: str  # "pack_padded_sequence"
+
+
+@dataclass(frozen=True)
+class OutgoingCall:
+    """A call of a name the file imports, with the tensors it passes: the callee, in another file
+    of the project, takes its callers' devices from these (project/index.py)."""
+
+    callee: str  # qualified, as the file's imports name it
+    positional: tuple[Value | None, ...]  # None: nothing known of it (not a tensor)
+    keywords: tuple[tuple[str, Value | None], ...]
+    node: cst.Call

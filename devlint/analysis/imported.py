@@ -35,6 +35,15 @@ class ImportedVariable:
     where: str
 
 
+@dataclass(frozen=True)
+class Caller:
+    """A call from another file of the project of one of this file's functions: the tensors it passes."""
+
+    positional: tuple[PlaceFact | None, ...]  # None: not known to be a tensor
+    keywords: tuple[tuple[str, PlaceFact | None], ...]
+    where: str  # "datasets/coco.py:57"
+
+
 @dataclass
 class ImportedFacts:
     classes: dict[str, ImportedClass] = field(default_factory=dict)
@@ -48,9 +57,12 @@ class ImportedFacts:
     # The project's files whose `torch.save` writes module state copied to the CPU
     # (analysis/checkpoints.py), told to a file that restores module state.
     state_writers: tuple[str, ...] = ()
+    # The calls other files of the project make of this file's top-level functions, by name,
+    # for the functions whose findings depend on their callers.
+    callers: dict[str, tuple[Caller, ...]] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
-        return bool(self.classes or self.functions or self.variables or self.gpu_only or self.nccl or self.state_writers)
+        return bool(self.classes or self.functions or self.variables or self.gpu_only or self.nccl or self.state_writers or self.callers)
 
     def digest(self) -> str:
         """Changes exactly when what the file sees of the project changes (the cache's key)."""

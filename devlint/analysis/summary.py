@@ -36,6 +36,21 @@ class ClassFacts:
 
 
 @dataclass(frozen=True)
+class CallSite:
+    """A call of another file's name that passes tensors: what it passes where, as the caller knows."""
+
+    callee: str  # qualified by the caller's imports
+    positional: tuple[PlaceFact | None, ...]  # None: not known to be a tensor
+    keywords: tuple[tuple[str, PlaceFact | None], ...]
+    line: int
+
+    @classmethod
+    def from_json(cls, data: dict) -> "CallSite":
+        fact = lambda f: PlaceFact(**f) if f is not None else None  # noqa: E731
+        return cls(data["callee"], tuple(fact(f) for f in data["positional"]), tuple((k, fact(f)) for k, f in data["keywords"]), data["line"])
+
+
+@dataclass(frozen=True)
 class ModuleSummary:
     path: str  # as reported, for messages: "`make_mask` (utils.py:12)"
     classes: dict[str, ClassFacts] = field(default_factory=dict)
@@ -50,6 +65,10 @@ class ModuleSummary:
     # restores module state from a load without `map_location`.
     writes_cpu_state: bool = False
     loads_state: bool = False
+    # Calls of imported names that pass tensors, and the file's functions whose findings depend
+    # on what their callers pass (a tensor of the caller's choosing meets a CPU one there).
+    calls_out: tuple[CallSite, ...] = ()
+    asks_callers: tuple[str, ...] = ()
 
     def digest(self) -> str:
         return hashlib.blake2b(json.dumps(asdict(self), sort_keys=True).encode(), digest_size=16).hexdigest()
@@ -72,6 +91,8 @@ class ModuleSummary:
             },
             data.get("writes_cpu_state", False),
             data.get("loads_state", False),
+            tuple(CallSite.from_json(c) for c in data.get("calls_out", ())),
+            tuple(data.get("asks_callers", ())),
         )
 
 
@@ -93,6 +114,8 @@ def summarise(
     imports: dict[str, str],
     tree: ast.Module | None,
     checkpoints: tuple[bool, bool] = (False, False),
+    calls_out: tuple[CallSite, ...] = (),
+    asks_callers: tuple[str, ...] = (),
 ) -> ModuleSummary:
     """The summary of a file the device analysis has run on; `classes` are (name, bases, module,
     dataset, stateless, wrapped constructor arguments), the first class of each name."""
@@ -114,6 +137,8 @@ def summarise(
         starts,
         calls,
         *checkpoints,
+        calls_out,
+        asks_callers,
     )
 
 

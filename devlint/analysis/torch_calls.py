@@ -3,6 +3,7 @@ tensor and module methods, and numpy conversions. The torch names come from torc
 
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
 
 import libcst as cst
@@ -21,7 +22,7 @@ from devlint.analysis.call_arguments import (
 )
 from devlint.analysis.class_facts import nn_owns_no_state
 from devlint.analysis.evaluation import Arguments, Evaluation
-from devlint.analysis.events import CpuArgumentOnDevice, NumpyOnDevice, Operand
+from devlint.analysis.events import CpuArgumentOnDevice, NumpyOnDevice, Operand, OutgoingCall
 from devlint.analysis.expressions import batch_value
 from devlint.analysis.facts import CPU, Kind, Origin, Place, PlaceKind, Value
 from devlint.analysis.guards import device_type_of_string, string_value
@@ -161,12 +162,27 @@ def call_qualified(run: Evaluation, node: cst.Call, qualified: str) -> Value:
         arguments(run, node)
         return typed_tensor(run, node, variable.fact.value(None).place)  # `settings.Tensor(n, 1)`
     args = arguments(run, node)
+    _note_outgoing(run, node, qualified, args)
     if not qualified.startswith(_READ_ONLY_MODULES) and qualified not in _READ_ONLY_CALLS:
         forget_modules(run, args)
     if any(v.kind is Kind.LOADER for _, v in args) and any(_is_device_argument(run, expr, v) for expr, v in args):
         # `pl.MpDeviceLoader(loader, device)`, a `DeviceDataLoader(dl, device)`: yields moved batches.
         return Value(Kind.SEQ, elem=F.UNKNOWN)
     return F.UNKNOWN
+
+
+def _note_outgoing(run: Evaluation, node: cst.Call, qualified: str, args: Arguments) -> None:
+    """Tell the project what a call of a name from elsewhere passes, where it passes a tensor: a
+    helper of another file takes its callers' devices from such calls. The standard library's
+    functions take no tensors of ours to another file."""
+    if qualified.split(".", 1)[0] in sys.stdlib_module_names or not any(value.kind is Kind.TENSOR for _, value in args):
+        return
+    if any(arg.star for arg in node.args):
+        return  # what an unpacking fills is unknown
+    tensor = lambda value: value if value.kind is Kind.TENSOR else None  # noqa: E731
+    positional = tuple(tensor(value) for (_, value), arg in zip(args, node.args) if arg.keyword is None)
+    keywords = tuple((arg.keyword.value, tensor(value)) for (_, value), arg in zip(args, node.args) if arg.keyword is not None)
+    run.solver.record(run.key, node, OutgoingCall(qualified, positional, keywords, node))
 
 
 def _assumed_inputs(run: Evaluation, expr: cst.BaseExpression) -> bool:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from devlint.analysis.checkpoints import may_write_cpu_state
-from devlint.analysis.imported import ImportedClass, ImportedFacts, ImportedFunction, ImportedVariable
+from devlint.analysis.imported import Caller, ImportedClass, ImportedFacts, ImportedFunction, ImportedVariable
 from devlint.analysis.gpu_only import imports_gpu_only_library
 from devlint.analysis.nccl_start import LOCAL
 from devlint.analysis.summary import ModuleSummary, star_sources
@@ -33,11 +33,14 @@ _MAX_HOPS = 8  # re-exports followed through `__init__.py` files, and base class
 class ProjectIndex:
     def __init__(self, summaries: dict[Path, ModuleSummary], load: Callable[[Path], ModuleSummary | None]) -> None:
         self._summaries = dict(summaries)  # by resolved path
+        self._run_files = frozenset(self._summaries)  # the files the run checks, not those it loads
         self._load = load  # a summary for a project file the run does not check (from the cache or a check)
         self._module_memo: dict[tuple[Path, str], bool] = {}
         self._nccl_memo: dict[tuple[Path, str], tuple[str, int] | None] = {}
         self._writers: dict[Path, tuple[str, ...]] = {}
         self._listings: dict[str, tuple[Path, ...]] = {}
+        self._call_memo: dict[tuple[str, tuple[Path, ...]], tuple[Path, str] | None] = {}
+        self._calls_in: dict[str, dict[tuple[Path, str], list[Caller]]] = {}  # by project root
 
     def summary(self, path: Path) -> ModuleSummary | None:
         path = real(path)
@@ -52,6 +55,8 @@ class ProjectIndex:
         facts = self._imported_facts(path, summary.imports)
         if summary.loads_state:
             facts.state_writers = self.state_writers(path)
+        if summary.asks_callers:
+            facts.callers = self.callers_of(path, summary.asks_callers)
         return facts
 
     def _imported_facts(self, path: Path, bindings: dict[str, str]) -> ImportedFacts:
@@ -100,6 +105,55 @@ class ProjectIndex:
                         found.append(summary.path)
             self._writers[root] = tuple(sorted(found))
         return self._writers[root]
+
+    def callers_of(self, path: Path, names: tuple[str, ...]) -> dict[str, tuple[Caller, ...]]:
+        """The calls of `path`'s functions `names` that the project's other files make, passing
+        tensors. Found among every Python file of the project, as the writers of checkpoints are:
+        a run over a few staged files reads those whose text calls one of the names. Test files
+        (pytest collects `test_*.py` and `*_test.py`) are left out: their CPU tensors say where the
+        tests run, not where the code's users call it."""
+        target = real(path)
+        marked = marked_root(target.parent)
+        # Without a marker the folder is no known project: its own files only.
+        candidates = _files_below(str(marked), self._listings) if marked is not None else _files_in(target.parent)
+        key = str(marked or target.parent)
+        if key not in self._calls_in:
+            # Every call the run's own files make, once per project: most files ask of none.
+            table: dict[tuple[Path, str], list[Caller]] = {}
+            for candidate in candidates:
+                if real(candidate) in self._run_files:
+                    self._add_calls(table, candidate)
+            self._calls_in[key] = table
+        table = self._calls_in[key]
+        found: dict[str, list[Caller]] = {name: list(table.get((target, name), ())) for name in names}
+        for candidate in candidates:
+            if real(candidate) not in self._run_files and _may_call(candidate, names):
+                extra: dict[tuple[Path, str], list[Caller]] = {}
+                self._add_calls(extra, candidate)
+                for name in names:
+                    found[name].extend(extra.get((target, name), ()))
+        return {name: tuple(sorted(calls, key=lambda c: c.where)) for name, calls in sorted(found.items()) if calls}
+
+    def _add_calls(self, table: dict[tuple[Path, str], list[Caller]], candidate: Path) -> None:
+        """The calls `candidate` makes of the project's functions, under the file and name called."""
+        if _is_test_file(candidate.name):
+            return
+        summary = self.summary(candidate)
+        if summary is None or not summary.calls_out:
+            return
+        here = real(candidate)
+        roots = _roots(here.parent)
+        for call in summary.calls_out:
+            resolved = self._resolve_call(call.callee, roots)
+            if resolved is not None and resolved[0] != here:
+                table.setdefault(resolved, []).append(Caller(call.positional, call.keywords, f"{summary.path}:{call.line}"))
+
+    def _resolve_call(self, qualified: str, roots: tuple[Path, ...]) -> tuple[Path, str] | None:
+        key = (qualified, roots)
+        if key not in self._call_memo:
+            found = self._resolve(qualified, roots, 0)
+            self._call_memo[key] = (found[0], found[2]) if found is not None and found[2] is not None else None
+        return self._call_memo[key]
 
     def _add_nccl(self, facts: ImportedFacts, qualified: str, where: Path, name: str) -> None:
         parameter = self._starts_nccl(where, name, 0)
@@ -235,7 +289,7 @@ def significant(facts: ImportedFacts) -> bool:
     device variables, and helpers that return something on a known device or a module do, and
     so do helpers whose result follows an argument: `y = adjust(x)` is on `x`'s device, where
     the file alone knows nothing of `y`."""
-    if facts.classes or facts.variables or facts.gpu_only or facts.nccl or facts.state_writers:
+    if facts.classes or facts.variables or facts.gpu_only or facts.nccl or facts.state_writers or facts.callers:
         return True
     return any(
         f.returns.known or f.returns.kind == "module" or f.returns.place == "follows" and f.returns.name in f.params
@@ -249,7 +303,7 @@ def only_silences(facts: ImportedFacts, codes: set[str], silenced: frozenset[str
     GPU-only file gets none of?"""
     if not (facts.gpu_only or facts.nccl) or not codes.isdisjoint(silenced):
         return False
-    rest = ImportedFacts(facts.classes, facts.functions, facts.variables, state_writers=facts.state_writers)
+    rest = ImportedFacts(facts.classes, facts.functions, facts.variables, state_writers=facts.state_writers, callers=facts.callers)
     return not significant(rest)
 
 
@@ -281,6 +335,19 @@ def _files_in(folder: Path) -> tuple[Path, ...]:
         return tuple(sorted(Path(e.path) for e in os.scandir(folder) if e.name.endswith(".py") and e.is_file()))
     except OSError:
         return ()
+
+
+def _is_test_file(name: str) -> bool:
+    """pytest's default `python_files`: `test_*.py` and `*_test.py`."""
+    return name.startswith("test_") or name.endswith("_test.py")
+
+
+def _may_call(path: Path, names: tuple[str, ...]) -> bool:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return any(f"{name}(" in text for name in names)
 
 
 def _may_save_cpu_copies(path: Path) -> bool:
