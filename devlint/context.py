@@ -190,10 +190,13 @@ class FileContext:
 
     def findings(self) -> list[Finding]:
         out = []
+        dead = self._never_called() if self._pending else ()
         for pending in self._pending:
             if pending.within is not None and self.guards.callers_guard(pending.within):
                 continue
             rng = self._positions.range(pending.node)
+            if any(first <= rng.start.line <= last for first, last in dead):
+                continue  # in a local function nothing calls: it never runs
             out.append(
                 Finding(
                     code=pending.code,
@@ -206,6 +209,17 @@ class FileContext:
                 )
             )
         return out
+
+    def _never_called(self) -> tuple[tuple[int, int], ...]:
+        from devlint.analysis.dead_code import never_called
+
+        tree = self.python_tree
+        if tree is None:
+            try:
+                tree = ast.parse(self.text)
+            except (SyntaxError, ValueError):
+                return ()
+        return never_called(tree)
 
     def _related(self, node: cst.CSTNode, what: str) -> Related:
         rng = self._positions.range(node)

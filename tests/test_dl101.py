@@ -324,3 +324,33 @@ def test_a_name_bound_to_a_moved_object_is_no_flag() -> None:
             x = torch.zeros(1).cuda()
         """
     ) == [("DL101", 4, 13), ("DL101", 7, 9)]
+
+
+def test_a_local_function_nothing_calls_never_runs() -> None:
+    # DeepSDF's `empirical_stat`, defined in `main_function` and in the `__main__` block, its
+    # one call commented out: a local function no code reads cannot be called.
+    source = """
+import torch
+
+
+def main():
+    def unused(x):
+        return x.cuda()
+
+    @torch.no_grad()
+    def registered(x):
+        return x.cuda()
+
+    def used(x):
+        return x.cuda()
+
+    return used(torch.zeros(3))
+
+
+if __name__ == "__main__":
+    def stat(x):
+        return x.cuda()
+
+    main()
+"""
+    assert [(f.code, f.start.line) for f in lint(source)] == [("DL101", 10), ("DL101", 13)]

@@ -132,7 +132,8 @@ def test_a_field_read_in_another_loop_does_not_make_the_batch_a_structure() -> N
     assert findings(source) == [("DL202", 7, 9)]
 
 
-def test_dtype_conversions_and_keyword_moves_are_discarded_too() -> None:
+def test_keyword_moves_are_discarded_too() -> None:
+    # `a.to(torch.float16)` converts the dtype and keeps the device: no move is lost there.
     source = """
     import torch
 
@@ -145,7 +146,7 @@ def test_dtype_conversions_and_keyword_moves_are_discarded_too() -> None:
         e = a * 2
         e.to(device)
     """
-    assert findings(source) == [("DL202", 6, 5), ("DL202", 8, 5), ("DL202", 10, 5)]
+    assert findings(source) == [("DL202", 8, 5), ("DL202", 10, 5)]
 
 
 def test_a_factory_moved_by_a_statement_inside_forward() -> None:
@@ -365,3 +366,21 @@ def test_a_parameter_attribute_is_not_told_to_take_a_plain_tensor_back() -> None
             "`self.table` stays where it was; assign it: `self.table = self.table.to(device)`",
         ),
     ]
+
+
+def test_a_discarded_dtype_conversion_moves_nothing() -> None:
+    # GLIDE's convert_to_fp16: `Tensor.to(dtype)` keeps the device, so the lost result is a
+    # dtype slip, not a tensor left on the wrong device.
+    source = """
+import torch as th
+
+
+def convert(x, device):
+    y = th.zeros(3)
+    y.to(th.float16)
+    y.to(x.dtype)
+    y.to(dtype=th.half, non_blocking=True)
+    y.to(th.float16, device=device)
+    return y
+"""
+    assert findings(source) == [("DL202", 9, 5)]

@@ -195,7 +195,7 @@ def test_only_a_path_built_from_a_temporary_directory_counts() -> None:
                 return torch.load(path)
 
             path = args.checkpoint
-            return torch.load(path)
+            return torch.load(path), inner
 
 
         def download(url, cache):

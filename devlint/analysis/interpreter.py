@@ -28,7 +28,7 @@ from devlint.analysis.narrowing import cuda_tested, may_be_tensor, not_tensors, 
 from devlint.analysis.placement import combine, write_into
 from devlint.analysis.program import ClassInfo, FunctionInfo
 from devlint.analysis.shapes import holds_nothing, number_parameter, size_sources
-from devlint.analysis.torch_calls import device_place
+from devlint.analysis.torch_calls import converts_dtype_only, device_place
 from devlint.analysis.torchapi import DATA_FACTORIES, MODULE_METHODS_RETURNING_SELF, REGISTERED_STATE_CLASSES, TENSOR_ATTRIBUTES, TENSOR_METHODS
 from devlint.analysis.torchapi.frameworks import IN_PLACE_BATCH_LIBRARIES
 from devlint.analysis.usage import dataclass_fields, declared_value, tensor_parameters, unshown_in_exits
@@ -481,6 +481,8 @@ class FunctionRun:
             if method in ("to", "cuda", "cpu"):
                 receiver = self.eval(receiver_expr)
                 moved = self.eval(expr)
+                if method == "to" and converts_dtype_only(self, expr):
+                    return  # a dtype conversion left unused: no device involved
                 name = dotted_name(self._module_itself(receiver_expr))
                 # What a loader yields may be a structure whose `.to()` moves it in place
                 # (transformers' BatchEncoding, PyG's Batch); its tensors are not.

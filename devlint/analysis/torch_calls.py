@@ -648,6 +648,20 @@ def _names_a_device(run: Evaluation, node: cst.Call, args: Arguments) -> bool:
     return value.kind in (Kind.DEVICE, Kind.TENSOR) or isinstance(expr, cst.Attribute) and expr.attr.value == "device"
 
 
+def converts_dtype_only(run: Evaluation, node: cst.Call) -> bool:
+    """`t.to(torch.float16)`, `t.to(x.dtype)`, `t.to(dtype=...)`: a conversion that keeps the
+    tensor's device (`Tensor.to(dtype, ...)`), so its result left unused moves nothing."""
+    if keyword(node, "device") is not None or any(arg.star for arg in node.args):
+        return False
+    positional = [arg.value for arg in node.args if arg.keyword is None]
+    if not positional:
+        return keyword(node, "dtype") is not None
+    first = positional[0]
+    if isinstance(first, cst.Attribute) and first.attr.value == "dtype":
+        return True
+    return isinstance(first, (cst.Name, cst.Attribute)) and run.qualify(first) in DTYPES
+
+
 def _to_target(run: Evaluation, node: cst.Call, args: Arguments, receiver: Value) -> Place:
     device = keyword(node, "device")
     if device is not None:
