@@ -664,3 +664,32 @@ class Down(nn.Module):
 """
     assert lines(source) == []
     assert lines(source.replace('"torch{}.FloatTensor".format(self.cuda_name)', "torch.half")) == [10]
+
+
+def test_a_one_dimensional_attribute_only_looped_over_gives_0_dim_items() -> None:
+    # nerf_pl's Embedding (NeRF's positional encoding): `for freq in self.freq_bands:
+    # out += [func(freq * x)]`. Each item is a 0-dim CPU tensor, which meets CUDA `x` freely.
+    source = """
+import torch
+import torch.nn as nn
+
+
+class Embedding(nn.Module):
+    def __init__(self, n, logscale=True):
+        super().__init__()
+        if logscale:
+            self.freq_bands = 2 ** torch.linspace(0, n - 1, n)
+        else:
+            self.freq_bands = torch.linspace(1, 2 ** (n - 1), n)
+
+    def forward(self, x):
+        out = [x]
+        for freq in self.freq_bands:
+            out += [torch.sin(freq * x)]
+        return torch.cat(out + [torch.cos(f * x) for f in self.freq_bands], -1)
+"""
+    assert lines(source) == []
+    # A 2-D table looped over yields rows, which are no numbers: the attribute is reported.
+    assert lines(source.replace("torch.linspace(1, 2 ** (n - 1), n)", "torch.ones(n, 3)")) == [10, 12]
+    # Nor is a 1-D tensor used whole.
+    assert lines(source.replace("out = [x]", "out = [x * self.freq_bands]")) == [10, 12]

@@ -11,6 +11,8 @@ indexing. Anything else is unknown.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import libcst as cst
 
 from devlint.analysis.evaluation import Arguments
@@ -85,3 +87,17 @@ def broadcast(values: list[Value]) -> int | None:
         else:
             dims.append(value.dims)
     return max(dims) if dims else None
+
+
+def one_dimensional(expr: cst.BaseExpression, qualify: "Callable[[cst.BaseExpression], str | None]") -> bool:
+    """`torch.linspace(0, 9, 10)`, `2 ** torch.arange(n)`: a 1-D factory, alone or with numbers,
+    read from the code as written (iterating it yields 0-dim tensors)."""
+    if isinstance(expr, cst.Call):
+        return qualify(expr.func) in _ONE_DIMENSIONAL
+    if isinstance(expr, cst.BinaryOperation):
+        left, right = expr.left, expr.right
+        numbers = (cst.Integer, cst.Float)
+        return (one_dimensional(left, qualify) and (isinstance(right, numbers) or one_dimensional(right, qualify))) or (
+            isinstance(left, numbers) and one_dimensional(right, qualify)
+        )
+    return False

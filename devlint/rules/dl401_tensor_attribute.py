@@ -20,6 +20,7 @@ from devlint.analysis.module_state import (
     learn_locals,
     statements,
 )
+from devlint.analysis.dimensions import one_dimensional
 from devlint.analysis.shapes import holds_nothing
 from devlint.analysis.torchapi import DTYPES
 from devlint.finding import Edit, Fix
@@ -70,9 +71,12 @@ class TensorAttribute(Rule):
                 if self._applied is None:
                     self._applied = _applied(self.ctx.module)
                 moved_by_hand = _moved_by_hand(node, state.constructor_methods) | self._applied
-                harmless, overwritten = _read_harmlessly(node, state.constructor_methods, index.functions)
+                harmless, overwritten, iterated = _read_harmlessly(node, state.constructor_methods, index.functions)
             if attr in moved_by_hand:
                 continue
+            tensors = [a for a in attr_state.assignments if a.kind == TENSOR]
+            if attr in iterated and all(one_dimensional(a.value, self.ctx.qualify) for a in tensors):
+                continue  # NeRF's `for freq in self.freq_bands`: 0-dim items mix with any device
             if attr in overwritten and all(isinstance(a.value, cst.Call) and holds_nothing(a.value) for a in attr_state.assignments if a.kind == TENSOR):
                 continue  # MONAI's `self.att_mat = torch.Tensor()`, replaced by forward
             for assignment in attr_state.assignments:
@@ -284,7 +288,7 @@ def _applied(module: cst.Module) -> frozenset[str]:
 
 def _read_harmlessly(
     node: cst.ClassDef, constructors: Collection[cst.FunctionDef], functions: dict[str, cst.FunctionDef]
-) -> tuple[frozenset[str], frozenset[str]]:
+) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     """Attributes the methods read, and only where the CPU copy does no harm.
 
     As an index (`w[self.idx]`: PyTorch takes CPU indices into a GPU tensor), shown in
@@ -294,9 +298,11 @@ def _read_harmlessly(
     a constructor (the module is not moved yet) decide nothing; an attribute no other
     method reads is not harmless, as code outside the class may read it. Second: the
     attributes a method overwrites and none reads, whose placeholder then matters to no one.
+    Third: the attributes the methods only loop over (`for freq in self.freq_bands`).
     """
     harmful: set[str] = set()
     harmless: set[str] = set()
+    iterated: set[str] = set()  # only looped over: harmless where the tensor is 1-D
     overwritten: set[str] = set()  # placeholders a method replaces (MONAI's `self.att_mat`)
     for method in node.body.body:
         if type(method) is not cst.FunctionDef or method in constructors:
@@ -304,8 +310,11 @@ def _read_harmlessly(
         reads, writes = _self_uses(method)
         overwritten.update(writes)
         for read, parents in reads:
-            (harmless if _harmless_use(read, parents, functions) else harmful).add(read.attr.value)
-    return frozenset(harmless - harmful), frozenset(overwritten - harmful - harmless)
+            if parents and type(parents[0]) in (cst.For, cst.CompFor) and parents[0].iter is read:  # type: ignore[attr-defined]
+                iterated.add(read.attr.value)
+            else:
+                (harmless if _harmless_use(read, parents, functions) else harmful).add(read.attr.value)
+    return frozenset(harmless - harmful), frozenset(overwritten - harmful - harmless - iterated), frozenset(iterated - harmful)
 
 
 def _self_uses(method: cst.FunctionDef) -> tuple[list[tuple[cst.Attribute, list[cst.CSTNode]]], set[str]]:
