@@ -1319,3 +1319,26 @@ if __name__ == "__main__":
     # A tensor the method makes itself still meets the weights wherever the model is.
     made = source.replace("return self.proj(x)", "return self.proj(x) + torch.ones(4)")
     assert findings(made) == [("DL303", 11, 31)]
+
+
+def test_what_a_held_callable_makes_of_the_inputs_is_on_their_device() -> None:
+    # NeuralProphet's PinballLoss: `self.loss_func` is a loss module the constructor was given;
+    # its output lives where `outputs` and `target` are, and the CPU quantiles meet it.
+    source = """
+import torch
+from torch.nn.modules.loss import _Loss
+
+
+class PinballLoss(_Loss):
+    def __init__(self, loss_func, quantiles):
+        super().__init__()
+        self.loss_func = loss_func
+        self.quantiles = quantiles
+
+    def forward(self, outputs, target):
+        base_losses = self.loss_func(outputs, target)
+        return torch.tensor(self.quantiles).unsqueeze(0) * base_losses
+"""
+    assert findings(source) == [("DL303", 13, 16)]
+    # Created where the inputs are, it meets them there.
+    assert findings(source.replace("torch.tensor(self.quantiles)", "torch.tensor(self.quantiles, device=outputs.device)")) == []

@@ -12,7 +12,7 @@ import libcst as cst
 from devlint.analysis import facts as F
 from devlint.analysis.evaluation import Arguments, Evaluation
 from devlint.analysis.events import Operand
-from devlint.analysis.facts import CPU, MODULE_DEVICE, Kind, PlaceKind, Value
+from devlint.analysis.facts import CPU, INPUT_DEVICE, MODULE_DEVICE, Kind, PlaceKind, Value
 
 
 def placed(value: Value) -> bool:
@@ -40,6 +40,11 @@ def combine(run: Evaluation, node: cst.CSTNode, operands: Arguments, module: Ope
         tensors.insert(0, module)
     cpu = [op for op in tensors if op.value.place == CPU and not op.value.scalar and not op.value.weak]
     device = [op for op in tensors if op.value.place.on_accelerator and not op.value.weak and op.value.place not in run.cpu_places]
+    if cpu and not device and any(op.value.origin is not None and op.value.origin.factory for op in cpu):
+        # Inside a module, what a callable it holds makes of its inputs (`self.loss_func(out, y)`)
+        # is where those inputs are: a module's output lives on its inputs' device.
+        device = [op for op in tensors if op.value.weak and op.value.place in (INPUT_DEVICE, MODULE_DEVICE)]
+        cpu = [op for op in cpu if op.value.origin is not None and op.value.origin.factory] if device else cpu
     if cpu and device:
         if run.constructing and all(op.value.place == MODULE_DEVICE for op in device):
             # A module's own state sits where `__init__` built it until someone moves the
