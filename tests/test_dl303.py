@@ -1342,3 +1342,36 @@ class PinballLoss(_Loss):
     assert findings(source) == [("DL303", 13, 16)]
     # Created where the inputs are, it meets them there.
     assert findings(source.replace("torch.tensor(self.quantiles)", "torch.tensor(self.quantiles, device=outputs.device)")) == []
+
+
+def test_a_tensor_hook_gets_the_gradient_on_the_tensors_device() -> None:
+    # snntorch's LeakyParallel: `self.rnn.weight_hh_l0.register_hook(self.grad_hook)`, and the
+    # hook multiplies the gradient by a CPU `torch.eye`. Autograd calls a tensor hook with the
+    # tensor's gradient (FishLeg's zero-grad hook failed the same way on a GPU).
+    source = """
+import torch
+import torch.nn as nn
+
+
+class LeakyParallel(nn.Module):
+    def __init__(self, hidden_size):
+        super().__init__()
+        self.hidden_size = hidden_size
+        self.rnn = nn.RNN(hidden_size, hidden_size)
+        self.rnn.weight_hh_l0.register_hook(self.grad_hook)
+
+    def grad_hook(self, grad):
+        mask = torch.eye(self.hidden_size, self.hidden_size)
+        return grad * mask
+
+
+def zero_hook(grad):
+    return grad * torch.tensor([1.0, 0.0])
+
+
+def attach(w):
+    w.register_hook(zero_hook)
+"""
+    assert findings(source) == [("DL303", 13, 16), ("DL303", 18, 19)]
+    # Not registered, the parameter may be anything: nothing is known of it.
+    assert findings(source.replace("register_hook", "keep")) == []

@@ -82,6 +82,7 @@ class Program:
     top_level: dict[str, FunctionInfo]  # module-level functions by name
     by_key: dict[str, ClassInfo] = field(default_factory=dict)  # every class, under its unique key
     own_members: frozenset[str] | None = None  # names the file's classes define; found on first ask
+    tensor_hooks: "frozenset[tuple[str, str]] | None" = None  # (class key or "", name) of `register_hook` targets
     facts: StatementFacts = field(default_factory=StatementFacts)  # what earlier versions of the document found
 
     @classmethod

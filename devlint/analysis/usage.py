@@ -87,14 +87,46 @@ def unshown_in_exits(func: FunctionInfo, program: Program, names: ImportTable) -
 def _evidence(func: FunctionInfo, program: Program, names: ImportTable) -> tuple[frozenset[str], Mapping[cst.If, frozenset[str]]]:
     if func.tensor_params is None:
         excluded = TENSOR_ONLY_MEMBERS if imports_other_tensors(names) else own_members(program)
-        context = (names.fingerprint, excluded)
-        func.tensor_params = program.facts.remember(func.node, "tensor parameters", context, lambda: _tensor_parameters(func, names, excluded))
+        hooked = _hook_gradient(func, program)
+        context = (names.fingerprint, excluded, frozenset(hooked))
+        func.tensor_params = program.facts.remember(func.node, "tensor parameters", context, lambda: _tensor_parameters(func, names, excluded, hooked))
     return func.tensor_params
 
 
-def _tensor_parameters(func: FunctionInfo, names: ImportTable, excluded: frozenset[str]) -> tuple[frozenset[str], Mapping[cst.If, frozenset[str]]]:
+def _tensor_hooks(program: Program) -> frozenset[tuple[str, str]]:
+    """The functions the file registers with `t.register_hook(f)`: PyTorch calls each with the
+    gradient of `t`, a tensor on `t`'s device. Named as (class key, method) for `self.f`, and
+    ("", name) for a function."""
+    if program.tensor_hooks is None:
+        found: set[tuple[str, str]] = set()
+        for func in program.functions:
+            for node in descendants(func.node.body):
+                if type(node) is not cst.Call or type(node.func) is not cst.Attribute or node.func.attr.value != "register_hook":  # type: ignore[attr-defined]
+                    continue
+                args = node.args  # type: ignore[attr-defined]
+                target = args[0].value if args and args[0].keyword is None and not args[0].star else None
+                if isinstance(target, cst.Name):
+                    found.add(("", target.value))
+                elif isinstance(target, cst.Attribute) and func.cls is not None and dotted_name(target.value) == func.self_param:
+                    found.add((func.cls.key, target.attr.value))
+        program.tensor_hooks = frozenset(found)
+    return program.tensor_hooks
+
+
+def _hook_gradient(func: FunctionInfo, program: Program) -> set[str]:
+    """The gradient parameter of a function registered as a tensor hook."""
+    key = (func.cls.key if func.cls is not None and func.self_param is not None else "", func.name)
+    if key not in _tensor_hooks(program):
+        return set()
+    params = func.params[1:] if func.self_param is not None else func.params
+    return {params[0].name.value} if params else set()
+
+
+def _tensor_parameters(
+    func: FunctionInfo, names: ImportTable, excluded: frozenset[str], hooked: set[str]
+) -> tuple[frozenset[str], Mapping[cst.If, frozenset[str]]]:
     params = {p.name.value for p in func.params}
-    declared = {p.name.value for p in func.params if p.annotation is not None and _tensor_annotation(p.annotation.annotation, names)}
+    declared = {p.name.value for p in func.params if p.annotation is not None and _tensor_annotation(p.annotation.annotation, names)} | hooked
     found = set(declared)
     first: dict[str, int] = {}  # where the body first shows a parameter to be a tensor
     order: dict[int, int] = {}  # id(node) -> its place in the walk
