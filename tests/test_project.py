@@ -560,3 +560,22 @@ def test_a_caller_on_the_device_or_in_a_test_file_does_not_silence_a_helper(tmp_
     (tmp_path / "datasets" / "coco.py").rename(tmp_path / "datasets" / "test_coco.py")
     (tmp_path / "datasets" / "test_coco.py").write_text(_DATASET)
     assert [line.split(" ", 2)[:2] for line in run("--quiet", ".").splitlines()] == [["util/box_ops.py:8:9:", "DL303"]]
+
+
+def test_editing_a_caller_rechecks_the_helper_it_calls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # What a caller passes is part of what the helper's result depends on: the cache keys the
+    # helper by it, so a warm run after the caller changed equals a cold one.
+    _box_project(tmp_path, _DATASET)
+    monkeypatch.chdir(tmp_path)
+    files = [(Path("datasets/coco.py"), "datasets/coco.py"), (Path("util/box_ops.py"), "util/box_ops.py")]
+    settings = Settings(root=tmp_path)
+    checked = _count_checks(monkeypatch)
+    first = engine.check_files(files, settings, jobs=1, cache=Cache.for_root(tmp_path, settings))
+    assert [f.code for r in first for f in r.findings] == []
+    coco = tmp_path / "datasets" / "coco.py"
+    coco.write_text(_DATASET.replace("dtype=torch.uint8)", "dtype=torch.uint8).cuda()"))
+    checked.clear()
+    edited = engine.check_files(files, settings, jobs=1, cache=Cache.for_root(tmp_path, settings))
+    assert checked == ["datasets/coco.py", "util/box_ops.py"]
+    assert [r.findings for r in edited] == [r.findings for r in engine.check_files(files, settings, jobs=1)]
+    assert [(f.code, f.start.line) for r in edited for f in r.findings] == [("DL101", 9), ("DL303", 8)]
