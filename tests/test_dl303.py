@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from linting import dataflow_findings as findings
 from linting import dataflow_messages as messages
 from linting import lint
 from devlint.config import Settings
+from devlint.engine import check_bytes
+from devlint.fixer import apply_fixes
 
 
 # -- positives -------------------------------------------------------------------
@@ -1375,3 +1379,31 @@ def attach(w):
     assert findings(source) == [("DL303", 13, 16), ("DL303", 18, 19)]
     # Not registered, the parameter may be anything: nothing is known of it.
     assert findings(source.replace("register_hook", "keep")) == []
+
+
+def test_each_meshgrid_output_is_its_own_inputs_doing() -> None:
+    # DETR's masks_to_boxes (copied by YOLOS, Deformable-DETR): `y, x = torch.meshgrid(y, x)`.
+    # Both CPU aranges reach `masks`, so both are reported and both fixes apply in one run:
+    # fixing only one would leave meshgrid with inputs on two devices.
+    source = """
+import torch
+
+
+def masks_to_boxes(masks):
+    if masks.numel() == 0:
+        return torch.zeros((0, 4), device=masks.device)
+    h, w = masks.shape[-2:]
+    y = torch.arange(0, h, dtype=torch.float)
+    x = torch.arange(0, w, dtype=torch.float)
+    y, x = torch.meshgrid(y, x)
+    x_mask = masks * x.unsqueeze(0)
+    y_mask = masks * y.unsqueeze(0)
+    return torch.stack([x_mask.max(), y_mask.max()])
+"""
+    assert findings(source) == [("DL303", 8, 9), ("DL303", 9, 9)]
+    settings = Settings(select=("DL303",))
+    result = check_bytes(source.encode(), Path("m.py"), "m.py", settings, keep_source=True)
+    fixed = apply_fixes([result], settings, unsafe=False, write=False, stdin=True).stdin_text
+    assert "torch.arange(0, h, dtype=torch.float, device=masks.device)" in fixed
+    assert "torch.arange(0, w, dtype=torch.float, device=masks.device)" in fixed
+    assert findings(fixed) == []

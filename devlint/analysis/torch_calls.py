@@ -49,6 +49,7 @@ from devlint.analysis.torchapi import (
     MODULE_CONTAINERS,
     MODULE_WRAPPERS,
     NO_TENSOR_CALLS,
+    PER_INPUT_RESULTS,
     NON_TENSOR_METHODS,
     PARAMETER_CLASSES,
     PLOT_DATA_METHODS,
@@ -301,6 +302,10 @@ def _torch_function(run: Evaluation, node: cst.Call, qualified: str) -> Value:
         # Arguments PyTorch wants on the CPU whatever the device (RNN lengths, CTC targets).
         args = only_arguments(args, node, keep)
     result = combine(run, node, flat(args))  # `torch.allclose(cuda, cpu)` raises, though it gives a bool
+    if qualified in PER_INPUT_RESULTS and result.kind is Kind.TENSOR:
+        inputs = _per_input(node, args)
+        if inputs is not None:
+            return F.tuple_of([value.at(result.place, kind=Kind.TENSOR) for value in inputs])
     if function_results(qualified) == {VALUE}:
         return F.SCALAR  # numbers, a dtype, a tuple of sizes (`_calculate_fan_in_and_fan_out(w)`)
     if result.kind is Kind.UNKNOWN and result.place.kind is PlaceKind.FOLLOWS:
@@ -310,6 +315,17 @@ def _torch_function(run: Evaluation, node: cst.Call, qualified: str) -> Value:
         if dims is not None:
             result = replace(result, dims=dims, scalar=result.scalar or dims == 0)
     return result
+
+
+def _per_input(node: cst.Call, args: Arguments) -> list[Value] | None:
+    """The inputs of `torch.meshgrid(y, x)` or `torch.meshgrid([y, x])`, in order; None where an
+    unpacking or keyword hides them."""
+    if any(arg.star or arg.keyword is not None for arg in node.args):
+        return None
+    values = [value for _, value in args]
+    if len(values) == 1 and values[0].kind is Kind.SEQ:
+        return list(values[0].items) if values[0].items is not None else None
+    return values if all(value.kind is Kind.TENSOR for value in values) else None
 
 
 def _check_cpu_argument(run: Evaluation, node: cst.Call, qualified: str, args: Arguments) -> None:

@@ -136,6 +136,9 @@ CPU_REQUIRED_ARGUMENTS: dict[str, tuple[int, str]] = {
 }
 # `torch._shape_as_tensor(x)` is x's shape as a CPU tensor, used as sizes (ONNX export).
 SHAPE_TENSORS = frozenset({"torch.onnx.operators.shape_as_tensor", "torch._shape_as_tensor"})
+# Functions that return one tensor per tensor input, each made from its own input
+# (`y, x = torch.meshgrid(y, x)`): a CPU input's result is that input's doing.
+PER_INPUT_RESULTS = frozenset({"torch.meshgrid", "torch.broadcast_tensors", "torch.atleast_1d", "torch.atleast_2d", "torch.atleast_3d"})
 # Calls that return nothing a device can be read from.
 NO_TENSOR_CALLS = frozenset({"torch.load", "torch.save", "torch.manual_seed", "torch.is_tensor", "torch.numel", "torch.set_default_device"})
 
