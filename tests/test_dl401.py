@@ -693,3 +693,29 @@ class Embedding(nn.Module):
     assert lines(source.replace("torch.linspace(1, 2 ** (n - 1), n)", "torch.ones(n, 3)")) == [10, 12]
     # Nor is a 1-D tensor used whole.
     assert lines(source.replace("out = [x]", "out = [x * self.freq_bands]")) == [10, 12]
+
+
+def test_an_attribute_only_sized_or_copied_into_a_slot_meets_no_device() -> None:
+    # faster-rcnn.pytorch's AffineGridGen: `batchgrid[i] = self.grid` copies the CPU grid into a
+    # tensor made on the input's device (PyTorch copies across devices), and `.size()` is the
+    # same everywhere. The fresh tensor is the one that has to be placed, and it is.
+    source = """
+import numpy as np
+import torch
+from torch.nn import Module
+
+
+class AffineGridGen(Module):
+    def __init__(self, height, width):
+        super().__init__()
+        self.grid = torch.from_numpy(np.ones([height, width, 3], dtype=np.float32))
+
+    def forward(self, input1):
+        batchgrid = torch.zeros(torch.Size([input1.size(0)]) + self.grid.size(), device=input1.device)
+        for i in range(input1.size(0)):
+            batchgrid[i] = self.grid
+        return batchgrid
+"""
+    assert lines(source) == []
+    # Combined with the input, the CPU grid is a mix.
+    assert lines(source.replace("return batchgrid", "return batchgrid * self.grid")) == [10]

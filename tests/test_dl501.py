@@ -101,6 +101,18 @@ def test_pytorch_published_weights_are_cpu_tensors() -> None:
     ) == [("DL501", 10, 5), ("DL501", 11, 5)]
 
 
+def test_torchvisions_first_host_serves_the_same_weights() -> None:
+    # faster-rcnn.pytorch's resnet.py, copied from torchvision 0.1: the same files, on S3.
+    assert positions(
+        """
+        from torch.utils import model_zoo
+        model_urls = {"resnet18": "https://s3.amazonaws.com/pytorch/models/resnet18-5c106cde.pth"}
+        a = model_zoo.load_url(model_urls["resnet18"])
+        b = model_zoo.load_url("https://s3.amazonaws.com/other-bucket/resnet18.pth")
+        """
+    ) == [("DL501", 4, 5)]
+
+
 def test_same_script_checkpoint_is_not_reported() -> None:
     assert positions(
         """

@@ -286,6 +286,9 @@ def _applied(module: cst.Module) -> frozenset[str]:
     return frozenset(found)
 
 
+_METADATA = frozenset({"size", "shape", "dim", "ndim", "ndimension", "numel", "nelement", "dtype"})
+
+
 def _read_harmlessly(
     node: cst.ClassDef, constructors: Collection[cst.FunctionDef], functions: dict[str, cst.FunctionDef]
 ) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
@@ -337,6 +340,11 @@ def _self_uses(method: cst.FunctionDef) -> tuple[list[tuple[cst.Attribute, list[
 def _harmless_use(read: cst.Attribute, parents: list[cst.CSTNode], functions: dict[str, cst.FunctionDef]) -> bool:
     if parents and type(parents[0]) in (cst.Index, cst.FormattedStringExpression):
         return True  # `w[self.idx]`; `f"{self.mean}"` in a `__repr__`
+    if parents and type(parents[0]) is cst.Attribute and parents[0].attr.value in _METADATA:  # type: ignore[attr-defined]
+        return True  # `self.grid.size()`: sizes and dtypes are the same on every device
+    if parents and type(parents[0]) is cst.Assign and parents[0].value is read:  # type: ignore[attr-defined]
+        if all(type(t.target) is cst.Subscript for t in parents[0].targets):  # type: ignore[attr-defined]
+            return True  # `batch[i] = self.grid`: a copy into the target, which PyTorch makes across devices
     if parents and type(parents[0]) is cst.Comparison and parents[0].left is read:  # type: ignore[attr-defined]
         # `if self.class_weight is not None:` asks whether there is one, wherever it is.
         if all(type(t.operator) in (cst.Is, cst.IsNot) and is_none(t.comparator) for t in parents[0].comparisons):  # type: ignore[attr-defined]

@@ -26,8 +26,13 @@ _PATH_BUILDERS = frozenset(
 
 
 # PyTorch's own published weights (torchvision's `model_urls`) are saved from CPU tensors:
-# torchvision itself loads them without `map_location`.
-_CPU_PUBLISHED = ("https://download.pytorch.org/models/", "http://download.pytorch.org/models/")
+# torchvision itself loads them without `map_location`. Torchvision's first releases served the
+# same files from `s3.amazonaws.com/pytorch/models/`, still named in code copied from them.
+_CPU_PUBLISHED = tuple(
+    f"{scheme}://{host}/"
+    for scheme in ("https", "http")
+    for host in ("download.pytorch.org/models", "s3.amazonaws.com/pytorch/models")
+)
 
 # Where `map_location` stands among the positional arguments: `torch.load(f, map_location)`,
 # `load_state_dict_from_url(url, model_dir, map_location)`.
@@ -51,7 +56,8 @@ class LoadWithoutMapLocation(Rule):
     Whether the file names an accelerator says nothing here: the checkpoint
     was saved elsewhere (released weights, a run resumed on another machine).
     PyTorch's own published weights (a `https://download.pytorch.org/models/`
-    URL, or a module-level table of them such as torchvision's `model_urls`,
+    URL, or the `https://s3.amazonaws.com/pytorch/models/` of torchvision's first
+    releases, or a module-level table of them such as torchvision's `model_urls`,
     also reaching a helper's parameter through every call of the helper in its
     file) are not reported: they are saved from CPU tensors. A load of a checkpoint the same script saved (same path expression, also
     through `with open(path) as f`), and a load from a temporary directory
