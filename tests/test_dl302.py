@@ -6,6 +6,9 @@ import pytest
 
 from linting import dataflow_findings as findings
 from linting import dataflow_messages as messages
+from linting import lint
+
+from devlint.config import Settings
 
 
 # -- positives -------------------------------------------------------------------
@@ -915,3 +918,49 @@ class XavierGluon:
         return np.sqrt(arr.detach())
 """
     assert findings(source) == [("DL302", 14, 16)]
+
+
+def test_no_cpu_fix_for_a_module_input_only_assumed_to_be_a_tensor() -> None:
+    # ALBEF's VQA: forward's `k` (an int, the answers to rank) reaches `np.arange` through two
+    # calls. Appending `.cpu()` would raise AttributeError on the int: no fix is offered.
+    source = """
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class VQA(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(8, 16)
+
+    def forward(self, question, k=None):
+        return tile(self.head(question), 0, k)
+
+
+def tile(x, dim, n_tile):
+    order = torch.LongTensor(np.concatenate([np.arange(n_tile) + i for i in range(x.size(dim))]))
+    return torch.index_select(x, dim, order.to(x.device))
+"""
+    [finding] = lint(source, Settings(select=("DL302",)))
+    assert (finding.code, finding.start.line, finding.fix) == ("DL302", 16, None)
+
+
+def test_numpy_of_module_state_while_init_builds_it() -> None:
+    # torch-ngp's FreqEncoder: `self.freq_bands.numpy().tolist()` in `__init__`, before anything
+    # can have moved the module, as DL303 already holds for construction.
+    source = """
+import torch
+import torch.nn as nn
+
+
+class FreqEncoder(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.freq_bands = 2.0 ** torch.linspace(0.0, n - 1, n)
+        self.freq_bands = self.freq_bands.numpy().tolist()
+
+    def forward(self, x):
+        return torch.cat([torch.sin(x * f) for f in self.freq_bands], -1)
+"""
+    assert findings(source) == []

@@ -24,7 +24,7 @@ from devlint.analysis.class_facts import nn_owns_no_state
 from devlint.analysis.evaluation import Arguments, Evaluation
 from devlint.analysis.events import CpuArgumentOnDevice, NumpyOnDevice, Operand, OutgoingCall
 from devlint.analysis.expressions import batch_value
-from devlint.analysis.facts import CPU, Kind, Origin, Place, PlaceKind, Value
+from devlint.analysis.facts import CPU, MODULE_DEVICE, Kind, Origin, Place, PlaceKind, Value
 from devlint.analysis.guards import device_type_of_string, string_value
 from devlint.analysis.imported import ImportedClass, ImportedFunction
 from devlint.analysis.naming import is_device_name
@@ -708,6 +708,8 @@ def numpy_check(run: Evaluation, node: cst.Call, args: Arguments, via: str) -> N
         if caller_placed or candidate.kind in (Kind.TENSOR, Kind.UNKNOWN) and candidate.place.on_accelerator and candidate.place not in run.cpu_places:
             if candidate.kind is Kind.UNKNOWN and candidate.origin is None and not candidate.weak:
                 continue
+            if run.constructing and candidate.place == MODULE_DEVICE:
+                continue  # the module's state while `__init__` builds it: nothing has moved it yet
             if candidate.kind is Kind.UNKNOWN and candidate.weak and via != ".numpy()":
                 # Only a tensor has `.numpy()`; what an opaque object's method returns to
                 # `np.asarray` may already be an array (kornia's `Image.to_numpy()`).

@@ -37,7 +37,12 @@ class NumpyOnDevice(Rule):
                 shown = f"`{tensor}.cpu()`" if tensor == code(self.ctx.module, event.tensor.expr, 10_000) else "`.cpu()`"
                 advice = f"convert with {shown} first (or `.item()` for a number)"
                 what = f"`{tensor}`, which is {where(event.tensor, self.ctx.line_of)}"
-                fix = cpu_before_numpy(self.ctx, event.node) if event.via == ".numpy()" else append_cpu(self.ctx, event.tensor.expr)
+                if event.via == ".numpy()":
+                    fix = cpu_before_numpy(self.ctx, event.node)  # what has `.numpy()` and lives on a device is a tensor
+                elif event.tensor.value.origin is not None:
+                    # Only a value the analysis traced to a tensor takes `.cpu()`: a module's input
+                    # it assumes to be one may be a count (ALBEF's `k`, passed on to `np.arange`).
+                    fix = append_cpu(self.ctx, event.tensor.expr)
             self.report(
                 event.node, f"`{event.via}` on {what}: numpy cannot read accelerator memory; {advice}", fix, cited(event.tensor)
             )
