@@ -964,3 +964,17 @@ class FreqEncoder(nn.Module):
         return torch.cat([torch.sin(x * f) for f in self.freq_bands], -1)
 """
     assert findings(source) == []
+
+
+def test_the_cpu_fix_stays_for_a_parameter_shown_to_be_a_tensor() -> None:
+    # A parameter the body uses as a tensor (`x.detach()`) is one: `.cpu()` is safe on it.
+    source = """
+import numpy as np
+
+
+def to_array(x):
+    x = x.detach()
+    return np.asarray(x)
+"""
+    [finding] = lint(source, Settings(select=("DL302",)))
+    assert finding.fix is not None and [edit.replacement for edit in finding.fix.edits] == [".cpu()"]

@@ -46,8 +46,16 @@ class CallSite:
 
     @classmethod
     def from_json(cls, data: dict) -> "CallSite":
-        fact = lambda f: PlaceFact(**f) if f is not None else None  # noqa: E731
-        return cls(data["callee"], tuple(fact(f) for f in data["positional"]), tuple((k, fact(f)) for k, f in data["keywords"]), data["line"])
+        return cls(
+            data["callee"],
+            tuple(_fact_or_none(f) for f in data["positional"]),
+            tuple((k, _fact_or_none(f)) for k, f in data["keywords"]),
+            data["line"],
+        )
+
+
+def _fact_or_none(data: dict | None) -> PlaceFact | None:
+    return PlaceFact(**data) if data is not None else None
 
 
 @dataclass(frozen=True)

@@ -180,10 +180,13 @@ def _note_outgoing(run: Evaluation, node: cst.Call, qualified: str, args: Argume
         return
     if any(arg.star for arg in node.args):
         return  # what an unpacking fills is unknown
-    tensor = lambda value: value if value.kind is Kind.TENSOR else None  # noqa: E731
-    positional = tuple(tensor(value) for (_, value), arg in zip(args, node.args) if arg.keyword is None)
-    keywords = tuple((arg.keyword.value, tensor(value)) for (_, value), arg in zip(args, node.args) if arg.keyword is not None)
+    positional = tuple(_tensor_or_none(value) for (_, value), arg in zip(args, node.args) if arg.keyword is None)
+    keywords = tuple((arg.keyword.value, _tensor_or_none(value)) for (_, value), arg in zip(args, node.args) if arg.keyword is not None)
     run.solver.record(run.key, node, OutgoingCall(qualified, positional, keywords, node))
+
+
+def _tensor_or_none(value: Value) -> Value | None:
+    return value if value.kind is Kind.TENSOR else None
 
 
 def _assumed_inputs(run: Evaluation, expr: cst.BaseExpression) -> bool:

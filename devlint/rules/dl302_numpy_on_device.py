@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from devlint.analysis.describe import cited, code, where
+from devlint.analysis.facts import INPUT_DEVICE, Value
 from devlint.analysis.torchapi import ARRAY_LIBRARIES
 from devlint.fixes import append_cpu, cpu_before_numpy
 from devlint.rule import Rule
@@ -39,10 +40,14 @@ class NumpyOnDevice(Rule):
                 what = f"`{tensor}`, which is {where(event.tensor, self.ctx.line_of)}"
                 if event.via == ".numpy()":
                     fix = cpu_before_numpy(self.ctx, event.node)  # what has `.numpy()` and lives on a device is a tensor
-                elif event.tensor.value.origin is not None:
-                    # Only a value the analysis traced to a tensor takes `.cpu()`: a module's input
-                    # it assumes to be one may be a count (ALBEF's `k`, passed on to `np.arange`).
+                elif not _assumed_input(event.tensor.value):
                     fix = append_cpu(self.ctx, event.tensor.expr)
             self.report(
                 event.node, f"`{event.via}` on {what}: numpy cannot read accelerator memory; {advice}", fix, cited(event.tensor)
             )
+
+
+def _assumed_input(value: Value) -> bool:
+    """A module's input the analysis takes to be a tensor without having seen it used as one: it
+    may be a count (ALBEF's `k`, handed on to `np.arange`), and an int has no `.cpu()`."""
+    return value.place == INPUT_DEVICE and value.origin is None

@@ -22,7 +22,7 @@ from devlint.analysis.module_state import (
 )
 from devlint.analysis.dimensions import one_dimensional
 from devlint.analysis.shapes import holds_nothing
-from devlint.analysis.torchapi import DTYPES
+from devlint.analysis.torchapi import DTYPES, SHAPE_ONLY_METHODS
 from devlint.finding import Edit, Fix
 from devlint.fixes import outer_span, replace_node, source_of
 from devlint.names import dotted_name, is_none
@@ -286,7 +286,8 @@ def _applied(module: cst.Module) -> frozenset[str]:
     return frozenset(found)
 
 
-_METADATA = frozenset({"size", "shape", "dim", "ndim", "ndimension", "numel", "nelement", "dtype"})
+# What reads only sizes or the dtype: the same on every device.
+_METADATA = SHAPE_ONLY_METHODS | {"shape", "ndim", "dtype"}
 
 
 def _read_harmlessly(
