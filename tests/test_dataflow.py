@@ -8,6 +8,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
+from devlint.analysis.correlated import repeated_switch
 from devlint.analysis.dataflow import DeviceAnalysis, returns_a_value
 from devlint.analysis.facts import CPU, UNKNOWN_PLACE, Place, PlaceKind, conflicting, join_places
 from devlint.config import Settings
@@ -618,3 +619,20 @@ def test_returns_a_value_reads_every_suite_of_the_function_but_no_nested_scope(s
     function = cst.parse_module(source).body[0]
     assert isinstance(function, cst.FunctionDef)
     assert returns_a_value(function) is expected
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("if args.cuda > 0:\n    a()\nif args.cuda > 0:\n    b()\nelse:\n    c()\n", "args.cuda GreaterThan 0"),
+        ("if use_gpu:\n    a()\nfor x in xs:\n    if not use_gpu:\n        b()\n", "use_gpu"),
+        ("if x.is_cuda:\n    a()\nif x.is_cuda:\n    b()\n", "x.is_cuda"),
+        # Bound again after the first test: two switches that merely share a name.
+        ("if args.cuda:\n    a()\nargs = parse()\nif args.cuda:\n    b()\n", None),
+        ("if x.is_cuda:\n    x = x.cpu()\nif x.is_cuda:\n    b()\n", None),
+        ("if args.cuda:\n    a()\nif args.cuda and big:\n    b()\n", None),
+        ("if args.cuda:\n    a()\ndef f():\n    if args.cuda:\n        b()\n", None),
+    ],
+)
+def test_the_switch_a_body_tests_twice(body: str, expected: str | None) -> None:
+    assert repeated_switch(list(cst.parse_module(body).body)) == expected

@@ -354,3 +354,70 @@ if __name__ == "__main__":
     main()
 """
     assert [(f.code, f.start.line) for f in lint(source)] == [("DL101", 10), ("DL101", 13)]
+
+
+def test_a_flag_asking_for_the_cpu_guards_its_else() -> None:
+    # Pointnet++'s `if not args.use_cpu: classifier.cuda()`, the PyTorch examples' `--no-cuda`:
+    # the user's own switch, read with its polarity. `if args.no_cuda:` is the CPU path.
+    found = lint(
+        """
+        import torch
+        model = torch.nn.Linear(2, 2)
+        if not args.use_cpu:
+            model = model.cuda()
+        if not args.no_cuda:
+            model.cuda()
+        if args.cpu:
+            pass
+        else:
+            model.cuda()
+        use_cuda = not args.disable_gpu
+        if use_cuda:
+            model.cuda()
+        if args.no_cuda:
+            model.cuda()
+        """
+    )
+    assert [(f.code, f.start.line) for f in found] == [("DL101", 15)]
+
+
+def test_a_flag_set_to_one_only_under_a_check() -> None:
+    # pytorch-YOLOv4's evaluate_on_coco: `use_cuda = 1` under the check, `0` in its else.
+    found = lint(
+        """
+        import torch
+        def main(model):
+            if torch.cuda.is_available():
+                use_cuda = 1
+            else:
+                use_cuda = 0
+            if use_cuda:
+                model.cuda()
+            on = 2
+            if on:
+                model.cuda()
+        """
+    )
+    assert [(f.code, f.start.line) for f in found] == [("DL101", 11)]
+
+
+def test_where_something_is_kept_is_no_cpu_switch_and_an_exit_guards_only_what_follows() -> None:
+    # KAIR's RVRT: `if self.cpu_cache:` offloads features and brings them back with `.cuda()`;
+    # `cpu_cache` names where features are kept, not where the model runs. The body of
+    # `if not torch.cuda.is_available(): ... return` is the CPU path; only what follows has CUDA.
+    found = lint(
+        """
+        import torch
+        class M(torch.nn.Module):
+            def up(self, feats):
+                if self.cpu_cache:
+                    return [f.cuda() for f in feats]
+                return feats
+        def main(x):
+            if not torch.cuda.is_available():
+                x = x.cuda()
+                return x
+            return x.cuda()
+        """
+    )
+    assert [(f.code, f.start.line) for f in found] == [("DL101", 5), ("DL101", 9)]

@@ -548,3 +548,28 @@ def test_a_loop_over_at_most_the_gpu_count_runs_only_where_gpus_are() -> None:
                 torch.cuda.get_device_properties(i)
         """
     ) == [("DL103", 11, 9)]
+
+
+def test_a_data_parallel_without_device_ids_has_no_gpu() -> None:
+    # PyTorch-Encoding's DataParallelModel: DataParallel sets `device_ids = []` where no
+    # accelerator is, so past `if not self.device_ids: return`, CUDA is there.
+    found = lint(
+        """
+        import torch
+        from torch.nn.parallel.data_parallel import DataParallel
+
+        class DataParallelModel(DataParallel):
+            def replicate(self, module, device_ids):
+                if not self.device_ids:
+                    return [module]
+                with torch.cuda.device(self.device_ids[0]):
+                    return super().replicate(module, device_ids)
+
+        class Plain:
+            def run(self):
+                if not self.device_ids:
+                    return None
+                torch.cuda.synchronize()
+        """
+    )
+    assert [(f.code, f.start.line) for f in found] == [("DL103", 15)]

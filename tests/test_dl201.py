@@ -625,3 +625,62 @@ def test_options_handed_on_through_double_star_are_not_known_to_reach_the_model(
         evaluate(model, test_loader, device)
     """
     assert [(code, line) for code, line, _ in findings(source)] == [("DL201", 12)]
+
+
+DATA_PARALLEL = """
+import torch
+import torch.nn as nn
+from torch.nn.parallel.data_parallel import DataParallel
+from torch.utils import data
+
+
+class DataParallelCriterion(DataParallel):
+    def forward(self, inputs, *targets):
+        if not self.device_ids:
+            return self.module(inputs, *targets)
+        targets, _ = self.scatter(targets, {}, self.device_ids)
+        return self.module(inputs[0], *targets[0])
+
+
+class Trainer:
+    def __init__(self, cuda):
+        self.loader = data.DataLoader(data.TensorDataset(torch.zeros(4, 4), torch.ones(4, 4)), batch_size=2)
+        self.model, self.criterion, self.head = nn.Linear(4, 4), nn.MSELoss(), nn.Linear(4, 4)
+        if cuda:
+            self.model = nn.DataParallel(self.model).cuda()
+            self.criterion = DataParallelCriterion(self.criterion).cuda()
+            self.head = self.head.cuda()
+
+    def training(self):
+        for image, target in self.loader:
+            outputs = self.model(image)
+            loss = self.criterion(outputs, target)
+            loss.backward()
+            self.head(image)
+"""
+
+
+def test_a_data_parallel_wrapper_takes_cpu_batches() -> None:
+    # PyTorch-Encoding's train.py: DataParallel (and its subclasses) copy their tensor arguments
+    # onto their GPUs themselves. The head moved without a wrapper still needs the batch moved.
+    assert findings(DATA_PARALLEL) == [("DL201", 29, 13)]
+
+
+def test_a_distributed_wrapper_of_a_model_the_analysis_cannot_see_takes_cpu_batches() -> None:
+    # PyTorch-Encoding's train_dist.py: the model comes from a factory of another package, so
+    # only the wrapper is known; DistributedDataParallel still scatters the CPU batch.
+    source = """
+import torch
+from torch.nn.parallel import DistributedDataParallel
+from models import get_segmentation_model
+
+
+def main_worker(gpu, args, loader):
+    model = get_segmentation_model(args.model)
+    model.cuda(gpu)
+    model = DistributedDataParallel(model, device_ids=[gpu])
+    for image, target in loader:
+        outputs = model(image)
+        target = target.cuda(gpu)
+"""
+    assert findings(source) == []

@@ -1407,3 +1407,81 @@ def masks_to_boxes(masks):
     assert "torch.arange(0, h, dtype=torch.float, device=masks.device)" in fixed
     assert "torch.arange(0, w, dtype=torch.float, device=masks.device)" in fixed
     assert findings(fixed) == []
+
+
+CORRELATED = """
+import torch
+import torch.nn as nn
+
+
+def main(args):
+    model = nn.Linear(3, 3)
+    x = torch.zeros(2, 3)
+    if args.cuda:
+        model.cuda()
+        x = x.cuda()
+    y = model(x)
+    if args.cuda:
+        z = y * torch.ones(3).cuda()
+    else:
+        z = y * torch.ones(3)
+    return z
+
+
+def rebound(args, parse):
+    model = nn.Linear(3, 3)
+    x = torch.zeros(2, 3)
+    if args.cuda:
+        model.cuda()
+        x = x.cuda()
+    y = model(x)
+    args = parse()
+    if args.cuda:
+        z = y * torch.ones(3).cuda()
+    else:
+        z = y * torch.ones(3)
+    return z
+
+
+def unmoved(args):
+    model = nn.Linear(3, 3)
+    if args.cuda:
+        model.cuda()
+    x = torch.zeros(2, 3)
+    if args.cuda:
+        print("on the GPU")
+    return model(x)
+"""
+
+
+def test_a_switch_tested_twice_keeps_its_branches_apart() -> None:
+    # faster-rcnn.pytorch's demo.py: `if args.cuda > 0: fasterRCNN.cuda()`, and later the CPU
+    # constants in the `else:` of `if args.cuda > 0:`, where nothing was moved. A switch bound
+    # again between the tests (`args = parse()`) is another switch: there both paths still meet.
+    assert findings(CORRELATED) == [("DL303", 30, 17), ("DL303", 38, 9)]
+    assert "meets `model` on `cuda` (moved by `.cuda()`, line 37)" in messages(CORRELATED)[1]
+
+
+def test_a_parameter_with_a_member_no_tensor_has_is_no_tensor() -> None:
+    # FastSpeech2's griffin_lim: `stft_fn.inverse(...)` beside `stft_fn.transform(...)`. Tensors
+    # have `inverse`, not `transform`: `stft_fn` is an STFT object, and the advice
+    # `.to(stft_fn.device)` would raise. A parameter used only as a tensor stays one.
+    source = """
+import numpy as np
+import torch
+
+
+def griffin_lim(magnitudes, stft_fn, n_iters=30):
+    angles = torch.from_numpy(np.random.rand(*magnitudes.size()).astype(np.float32))
+    signal = stft_fn.inverse(magnitudes, angles)
+    for i in range(n_iters):
+        _, angles = stft_fn.transform(signal)
+        signal = stft_fn.inverse(magnitudes, angles)
+    return signal
+
+
+def solve(a, b):
+    eye = torch.eye(3)
+    return a.inverse() @ (b + eye)
+"""
+    assert findings(source) == [("DL303", 15, 11)]

@@ -719,3 +719,93 @@ class AffineGridGen(Module):
     assert lines(source) == []
     # Combined with the input, the CPU grid is a mix.
     assert lines(source.replace("return batchgrid", "return batchgrid * self.grid")) == [10]
+
+
+def test_an_attribute_rebound_to_a_value_before_init_returns_is_not_kept() -> None:
+    # torch-ngp's FreqEncoder: the tensor is a step towards the list the module keeps.
+    # A rebinding under a condition leaves the tensor kept on the other path.
+    assert lines(
+        """\
+        import torch
+        import torch.nn as nn
+
+        class FreqEncoder(nn.Module):
+            def __init__(self, n, log_sampling=True):
+                super().__init__()
+                if log_sampling:
+                    self.freq_bands = 2.0 ** torch.linspace(0.0, 8.0, n)
+                else:
+                    self.freq_bands = torch.linspace(1.0, 256.0, n)
+                self.freq_bands = self.freq_bands.numpy().tolist()
+
+            def forward(self, x):
+                return torch.cat([torch.sin(x * f) for f in self.freq_bands], -1)
+
+        class Kept(nn.Module):
+            def __init__(self, n, as_list=False):
+                super().__init__()
+                self.table = torch.arange(n)
+                if as_list:
+                    self.table = self.table.tolist()
+
+            def forward(self, x):
+                return x + self.table
+        """
+    ) == [19]
+
+
+def test_an_attribute_the_constructor_only_computes_from_is_not_kept() -> None:
+    # faster-rcnn.pytorch's gridgen: `self.theta` and `self.phi` build `self.grid`, and
+    # nothing after `__init__` reads them. Only measured (`.size(0)`), or read anywhere
+    # else in the file, the attribute stays reported.
+    assert lines(
+        """\
+        import torch
+        import torch.nn as nn
+
+        class Grid(nn.Module):
+            def __init__(self, h, w):
+                super().__init__()
+                self.theta = torch.linspace(0, 1, h)
+                self.phi = torch.linspace(0, 1, w)
+                self.grid = torch.sin(self.theta)[:, None] * torch.cos(self.phi)[None, :]
+
+            def forward(self, x):
+                return x * self.grid
+
+        class Measured(nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.priors = torch.rand(n, 4)
+                self.count = self.priors.size(0)
+
+        class ReadOutside(nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.anchors = torch.rand(n, 4)
+                self.scale = self.anchors.max()
+
+        def decode(model, loc):
+            return loc + model.anchors
+        """
+    ) == [9, 17, 23]
+
+
+def test_an_attribute_the_constructor_only_fills_stays_reported() -> None:
+    # ReAgent's DQNTrainer: `self.reward_boosts[0, i] = ...` fills the tensor in `__init__`, and
+    # `nn.init.normal_(self.w)` fills another: neither builds something else from it.
+    assert lines(
+        """\
+        import torch
+        import torch.nn as nn
+
+        class Boosted(nn.Module):
+            def __init__(self, n, boosts):
+                super().__init__()
+                self.reward_boosts = torch.zeros(1, n)
+                for i, b in enumerate(boosts):
+                    self.reward_boosts[0, i] = b
+                self.w = torch.empty(n)
+                nn.init.normal_(self.w)
+        """
+    ) == [7, 10]

@@ -527,3 +527,35 @@ def test_a_load_that_runs_only_where_cuda_is_is_not_reported() -> None:
         """
     assert positions(source) == [("DL501", 11, 12)]
     assert [p[:2] for p in positions(source, Settings(strict=True))] == [("DL501", 5), ("DL501", 11)]
+
+
+def test_weights_read_by_an_entry_of_basicsr_s_cpu_format() -> None:
+    # GPEN's Real-ESRGAN weights and GFPGAN's converter: `params_ema` names BasicSR's
+    # `save_network` format, whose tensors are `param.cpu()` copies. `params` alone is no
+    # writer's mark, and an entry of another load in the same function marks nothing here.
+    found = lint(
+        """
+        import torch
+
+        def load_sr(model, path):
+            loadnet = torch.load(path)
+            model.load_state_dict(loadnet["params_ema"], strict=True)
+
+        def load_face(model, path):
+            loadnet = torch.load(path)
+            keyname = "params_ema" if "params_ema" in loadnet else "params"
+            model.load_state_dict(loadnet[keyname])
+
+        def convert(path):
+            return torch.load(path)["params_ema"]
+
+        def plain(model, path):
+            model.load_state_dict(torch.load(path)["params"])
+
+        def two(model, path, other):
+            ema = torch.load(other)["params_ema"]
+            state = torch.load(path)
+            model.load_state_dict(state)
+        """
+    )
+    assert [(f.code, f.start.line) for f in found] == [("DL501", 16), ("DL501", 20)]

@@ -579,3 +579,60 @@ def test_editing_a_caller_rechecks_the_helper_it_calls(tmp_path: Path, monkeypat
     assert checked == ["datasets/coco.py", "util/box_ops.py"]
     assert [r.findings for r in edited] == [r.findings for r in engine.check_files(files, settings, jobs=1)]
     assert [(f.code, f.start.line) for r in edited for f in r.findings] == [("DL101", 9), ("DL303", 8)]
+
+
+def test_an_attribute_a_base_class_of_another_file_may_read_is_kept(tmp_path: Path) -> None:
+    # ReAgent's DQNTrainer computes `self.offset` from `self.scale` in `__init__`; the base in
+    # base.py is a Module that reads `self.scale` in a file the class cannot see into: `self.scale` is kept.
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "rl").mkdir()
+    (tmp_path / "rl" / "__init__.py").write_text("")
+    (tmp_path / "rl" / "base.py").write_text(
+        "import torch.nn as nn\n\n\nclass TrainerBase(nn.Module):\n    def boost(self, x):\n        return x * self.scale\n"
+    )
+    (tmp_path / "rl" / "dqn.py").write_text(
+        "import torch\nimport torch.nn as nn\nfrom rl.base import TrainerBase\n\n\n"
+        "class Trainer(TrainerBase):\n    def __init__(self, n):\n        super().__init__()\n"
+        "        self.scale = torch.ones(n)\n        self.offset = self.scale * 2\n\n\n"
+        "class Alone(nn.Module):\n    def __init__(self, n):\n        super().__init__()\n"
+        "        self.scale = torch.ones(n)\n        self.offset = nn.Parameter(self.scale * 2)\n"
+    )
+    lines = run("--quiet", str(tmp_path)).splitlines()
+    assert [line.split(" ", 2)[0] for line in lines] == [f"{tmp_path / 'rl' / 'dqn.py'}:9:9:", f"{tmp_path / 'rl' / 'dqn.py'}:10:9:"]
+
+
+def test_a_helper_handing_its_parameter_to_numpy_takes_its_project_callers(tmp_path: Path) -> None:
+    # pytorch-pose's `flip_back(flip_output.cpu())`: numpy reads the CPU copy its only caller
+    # passes. A caller passing the device output is reported, naming the caller.
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "transforms.py").write_text(
+        "import numpy as np\nimport torch\n\n\ndef flip_back(x):\n    return torch.from_numpy(np.flip(x.numpy(), 3).copy())\n"
+    )
+    caller = (
+        "import torch\nfrom transforms import flip_back\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n\n"
+        "def validate(model, x):\n    model.to(device)\n    out = model(x.to(device))\n    return flip_back(out.cpu())\n"
+    )
+    (tmp_path / "main.py").write_text(caller)
+    assert run("--quiet", str(tmp_path)) == ""
+    (tmp_path / "main.py").write_text(caller.replace("flip_back(out.cpu())", "flip_back(out)"))
+    [line] = run("--quiet", str(tmp_path)).splitlines()
+    assert line.startswith(f"{tmp_path / 'transforms.py'}:6:37: DL302 [*] `.numpy()` on `x`, which is on the device (passed from ")
+    assert "main.py:10, line 5): numpy cannot read accelerator memory" in line
+
+
+def test_a_data_parallel_subclass_of_another_file_takes_cpu_batches(tmp_path: Path) -> None:
+    # PyTorch-Encoding: `DataParallelCriterion` (encoding/parallel.py) scatters the CPU target.
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "parallel.py").write_text(
+        "from torch.nn.parallel.data_parallel import DataParallel\n\n\nclass DataParallelCriterion(DataParallel):\n"
+        "    def forward(self, inputs, *targets):\n        targets, _ = self.scatter(targets, {}, self.device_ids)\n"
+        "        return self.module(inputs, *targets[0])\n"
+    )
+    (tmp_path / "train.py").write_text(
+        "import torch\nimport torch.nn as nn\nfrom parallel import DataParallelCriterion\n\n\n"
+        "def train(loader):\n    model = nn.DataParallel(nn.Linear(4, 4)).cuda()\n"
+        "    criterion = DataParallelCriterion(nn.MSELoss()).cuda()\n    head = nn.Linear(4, 4).cuda()\n"
+        "    for image, target in loader:\n        loss = criterion(model(image), target)\n        head(target)\n"
+    )
+    lines = run("--quiet", "--select", "DL201", str(tmp_path)).splitlines()
+    assert [line.split(": ", 1)[0] for line in lines] == [f"{tmp_path / 'train.py'}:12:9"]

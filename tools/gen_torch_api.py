@@ -435,11 +435,13 @@ def _owns_nothing(module: torch.nn.Module) -> bool:
 
 
 def module_classes() -> list[str]:
-    """Every nn.Module subclass torch.nn defines, private bases included (`_Loss`, `_ConvNd`), by name."""
+    """Every nn.Module subclass torch.nn defines, private bases included (`_Loss`, `_ConvNd`), by name;
+    the wrappers of torch.nn.parallel (`DataParallel`, `DistributedDataParallel`) too."""
     import pkgutil
 
     found = set()
-    for info in pkgutil.walk_packages(torch.nn.modules.__path__, "torch.nn.modules."):
+    infos = [*pkgutil.walk_packages(torch.nn.modules.__path__, "torch.nn.modules."), *pkgutil.walk_packages(torch.nn.parallel.__path__, "torch.nn.parallel.")]
+    for info in infos:
         try:
             module = importlib.import_module(info.name)
         except Exception:  # noqa: BLE001 - an optional backend's module

@@ -124,6 +124,10 @@ def construct_local(run: Evaluation, node: cst.Call, cls: ClassInfo) -> Value:
     init = cls.methods.get("__init__")
     if init is not None:
         _note_args(run, init, node, args, skip_self=True)
+    scatterer = next((base.rsplit(".", 1)[-1] for base in cls.bases if base.rsplit(".", 1)[-1] in SCATTERING_WRAPPERS), None)
+    wrapped = [value for _, value in args if value.kind is Kind.MODULE]
+    if scatterer is not None and wrapped:
+        return replace(wrapped[0], cls=scatterer)  # a DataParallel subclass: where the wrapped model is, as torch's
     if cls.is_module:
         if torch_calls.may_pass_device(run, node, args):
             return Value(Kind.MODULE, cls=cls.name)  # its `__init__` may build its layers there
@@ -325,8 +329,12 @@ def call_value(run: Evaluation, node: cst.Call, callee: Value, func: cst.BaseExp
     args = arguments(run, node)
     if callee.kind is Kind.TENSOR_TYPE:
         return torch_calls.typed_tensor(run, node, callee.place)
+    if callee.kind in (Kind.MODULE, Kind.UNKNOWN) and _scatters(run, callee):
+        # `nn.DataParallel(model)(x)`: it copies its tensor arguments onto its devices itself, CPU
+        # ones included, and gathers the outputs on the first (torch's DataParallel.forward).
+        return Value(Kind.TENSOR, callee.place, callee.origin) if callee.place.known and not callee.stateless else F.UNKNOWN
     if callee.kind is Kind.MODULE or callee.kind is Kind.UNKNOWN and callee.place.known:
-        module = Operand(func, callee, "module") if callee.place.known and callee.cls not in SCATTERING_WRAPPERS else None
+        module = Operand(func, callee, "module") if callee.place.known else None
         if callee.checked is not None:
             args = only_arguments(args, node, callee.checked)  # `nn.CTCLoss()(log_probs, targets, cpu_lengths, ...)`
         result = combine(run, node, flat(args), module=module)
@@ -342,6 +350,15 @@ def call_value(run: Evaluation, node: cst.Call, callee: Value, func: cst.BaseExp
             return Value(Kind.TENSOR, tensors[0].place, tensors[0].origin, weak=True)
     escape(run, node, args)
     return F.UNKNOWN
+
+
+def _scatters(run: Evaluation, callee: Value) -> bool:
+    """A DataParallel-like wrapper, or a class of the file deriving from one (PyTorch-Encoding's
+    `DataParallelModel`, `DataParallelCriterion`)."""
+    if callee.cls in SCATTERING_WRAPPERS:
+        return True
+    info = run.solver.program.classes.get(callee.cls)
+    return info is not None and any(base.rsplit(".", 1)[-1] in SCATTERING_WRAPPERS for base in info.bases)
 
 
 def _forward_of(run: Evaluation, callee: Value) -> FunctionInfo | None:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 import libcst as cst
 
 from devlint.analysis.torchapi import DOWNLOAD_LOADS, LOAD_FUNCTIONS, SAVE_FUNCTIONS
+from devlint.analysis.torchapi.frameworks import CPU_CHECKPOINT_ENTRIES
 from devlint.names import dotted_name
 from devlint.tree import descendants
 
@@ -78,6 +79,26 @@ def restores_module_state(load: cst.Call, scope: cst.CSTNode) -> bool:
         if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "load_state_dict" and node.args:  # type: ignore[attr-defined]
             if _from_load(node.args[0].value, load, names):  # type: ignore[attr-defined]
                 return True
+    return False
+
+
+def read_as_cpu_format(load: cst.Call, scope: cst.CSTNode) -> bool:
+    """Is what `load` reads, bound to a name, looked up by an entry only a CPU writer's format has
+    (`loadnet["params_ema"]`, `"params_ema" in loadnet`)? Such a file holds CPU tensors, whoever
+    published it."""
+    nodes = list(_own_nodes(scope))
+    if not any(type(node) is cst.SimpleString and node.evaluated_value in CPU_CHECKPOINT_ENTRIES for node in nodes):  # type: ignore[attr-defined]
+        return False
+    names = {
+        node.targets[0].target.value  # type: ignore[attr-defined]
+        for node in nodes
+        if type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name and node.value is load  # type: ignore[attr-defined]
+    }
+    for node in nodes:
+        if type(node) is cst.Subscript:
+            value = node.value  # type: ignore[attr-defined]
+            if value is load or type(value) is cst.Name and value.value in names:  # type: ignore[attr-defined]
+                return True  # `torch.load(p)["params_ema"]`, `loadnet[keyname]`
     return False
 
 

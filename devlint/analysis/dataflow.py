@@ -15,7 +15,7 @@ rules decide what is a finding.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -24,6 +24,7 @@ import libcst as cst
 from devlint.analysis import facts as F
 from devlint.analysis.events import Conflict, CpuArgumentOnDevice, DiscardedMove, NumpyOnDevice, OutgoingCall, SplitReturn
 from devlint.analysis.class_facts import owns_no_state, wrapped_parameters
+from devlint.analysis.correlated import repeated_switch
 from devlint.analysis.facts import CPU, Kind, Origin, Place, PlaceKind, Value, conflicting
 from devlint.analysis.environment import Env
 from devlint.analysis.interpreter import FunctionRun, function_body
@@ -127,6 +128,7 @@ class Solver:
         self._reads: dict[tuple[str, str], object] = {}
         self._ops: list[_Op] = []
         self._memos: dict[int, _Memo] = {}  # by position in the run order (-1: the top level); keys repeat
+        self._switches: dict[int, str | None] = {}  # by body: the switch it tests twice, if any
         self._fresh: dict[str, dict[str, Any]] = {}
         self._inits_done = False
         # Who called each function in the last round, and who has had its turn in this one: once
@@ -164,10 +166,12 @@ class Solver:
                 self._position = position
                 if not self._replayed(position):
                     self._begin()
-                    run = FunctionRun(self, func)
-                    run.start()
-                    run.exec_block(function_body(func.node))
-                    run.finish()
+                    body = function_body(func.node)
+                    for assumed in self._assumptions(func.node, body):
+                        run = FunctionRun(self, func, assumed)
+                        run.start()
+                        run.exec_block(body)
+                        run.finish()
                     self._end(position)
                 self._turns_done.add(position)
             settled = (
@@ -231,6 +235,10 @@ class Solver:
         for conflict in self.analysis.conflicts:
             if conflict.function in self.program.top_level and PlaceKind.FOLLOWS in (conflict.cpu.value.place.kind, conflict.device.value.place.kind):
                 found.add(conflict.function)
+        for (key, _), event in self._events.items():
+            # numpy handed a parameter's tensor (pytorch-pose's `flip_back(flip_output.cpu())`)
+            if isinstance(event, NumpyOnDevice) and key in self.program.top_level and event.tensor.value.place.kind is PlaceKind.FOLLOWS:
+                found.add(key)
         return tuple(sorted(found))
 
     def _exported_return(self, func: FunctionInfo) -> Value:
@@ -270,10 +278,23 @@ class Solver:
             assert env is not None
             return env
         self._begin()
-        top = FunctionRun(self, None)
-        top.exec_block(self.analysis.module.body)
-        self._end(-1, env=top.env)
-        return top.env
+        env: Env | None = None
+        body = self.analysis.module.body
+        for assumed in self._assumptions(self.analysis.module, body):
+            top = FunctionRun(self, None, assumed)
+            top.exec_block(body)
+            env = top.env if env is None else _join_runs(env, top.env)
+        assert env is not None
+        self._end(-1, env=env)
+        return env
+
+    def _assumptions(self, node: cst.CSTNode, body: Sequence[cst.CSTNode]) -> list[dict[str, bool]]:
+        """One run, or one per value of a switch the body tests twice (analysis/correlated.py)."""
+        key = id(node)
+        if key not in self._switches:
+            self._switches[key] = repeated_switch(body)
+        tested = self._switches[key]
+        return [{}] if tested is None else [{tested: True}, {tested: False}]
 
     # -- memoised runs ------------------------------------------------------------
     def _begin(self) -> None:
@@ -422,13 +443,25 @@ class Solver:
         self._do(self._env, key, env)
 
     def _env(self, key: str, env: dict[str, Value]) -> None:
-        self._next_envs[key] = env
+        previous = self._next_envs.get(key)
+        self._next_envs[key] = env if previous is None else _join_runs(previous, env)  # a second run under a switch
 
     def note_attrs(self, cls_key: str, attrs: dict[str, Value]) -> None:
         self._do(self._attrs, cls_key, attrs)
 
     def _attrs(self, cls_key: str, attrs: dict[str, Value]) -> None:
-        self._next_attrs[cls_key] = attrs
+        previous = self._next_attrs.get(cls_key)
+        self._next_attrs[cls_key] = attrs if previous is None else _join_runs(previous, attrs)
+
+
+def _join_runs(a: dict[str, Value], b: dict[str, Value]) -> Env:
+    """What two runs of one body under the two values of a switch leave: either may have happened."""
+    joined = Env({key: F.join(value, b[key]) if key in b else value for key, value in a.items()})
+    for key, value in b.items():
+        if key not in a:
+            dict.__setitem__(joined, key, value)
+    joined.written = getattr(a, "written", set()) | getattr(b, "written", set())
+    return joined
 
 
 def _passed_from_elsewhere(func: FunctionInfo, call: Caller) -> dict[str, Value]:

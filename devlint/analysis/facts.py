@@ -7,6 +7,8 @@ from enum import Enum
 
 import libcst as cst
 
+from devlint.analysis.torchapi import SCATTERING_WRAPPERS
+
 
 class PlaceKind(Enum):
     CPU = "cpu"
@@ -169,7 +171,7 @@ def join(a: Value, b: Value) -> Value:
         part=a.part and b.part,
         weak=a.weak or b.weak,
         elem=elem,
-        cls=a.cls if a.cls == b.cls else "",
+        cls=_joined_class(a, b),
         scalar=a.scalar and b.scalar,
         in_module=a.in_module if a.in_module == b.in_module else "",
         stateless=a.stateless and b.stateless,
@@ -179,6 +181,17 @@ def join(a: Value, b: Value) -> Value:
         mapping=a.mapping or b.mapping,
         checked=_checked_by_both(a.checked, b.checked),
     )
+
+
+def _joined_class(a: Value, b: Value) -> str:
+    """A module wrapped to scatter its inputs on one path (`nn.DataParallel(model).cuda()` where
+    CUDA is) and left on the CPU on the other takes CPU inputs on both: it stays a scatterer."""
+    if a.cls == b.cls:
+        return a.cls
+    for one, other in ((a, b), (b, a)):
+        if one.cls in SCATTERING_WRAPPERS and other.kind is Kind.MODULE and (other.place.kind is PlaceKind.CPU or other.stateless):
+            return one.cls
+    return ""
 
 
 def _checked_by_both(a: frozenset[int | str] | None, b: frozenset[int | str] | None) -> frozenset[int | str] | None:

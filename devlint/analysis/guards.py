@@ -15,7 +15,7 @@ from typing import Protocol
 
 import libcst as cst
 
-from devlint.analysis.torchapi import ACCELERATOR_TYPES, AVAILABILITY_CALLS, AVAILABILITY_VALUES, CPU_TYPES
+from devlint.analysis.torchapi import ACCELERATOR_TYPES, AVAILABILITY_CALLS, AVAILABILITY_VALUES, CPU_TYPES, SCATTERING_WRAPPERS
 from devlint.analysis.torchapi.frameworks import AVAILABILITY_HELPERS, GPU_TEST_DECORATORS
 from devlint.names import dotted_name, is_none
 from devlint.tree import descendants
@@ -46,6 +46,22 @@ _GPU_ONLY_CONTEXTS = frozenset({"torch.cuda.device", "torch.cuda.stream", "torch
 def names_an_accelerator(name: str) -> bool:
     """`use_cuda`, `ngpu`, `is_npu_available`: a lower-case name that speaks of an accelerator."""
     return any(word in name for word in _FLAG_WORDS) or not _FLAG_PARTS.isdisjoint(name.split("_"))
+
+
+# `no_cuda`, `disable_gpu`: a flag whose first word negates the accelerator it names.
+_NEGATIONS = frozenset({"no", "not", "disable", "without"})
+
+
+# `use_cpu`, `cpu_only`: words that choose the CPU. Not `cpu_cache` or `load_to_cpu`: where
+# something is kept or loaded, which says nothing of where the model runs.
+_CPU_CHOICES = frozenset({("cpu",), ("use", "cpu"), ("force", "cpu"), ("only", "cpu"), ("cpu", "only"), ("run", "on", "cpu")})
+
+
+def names_the_cpu_path(name: str) -> bool:
+    """`use_cpu`, `cpu_only`, `no_cuda`: a flag whose truth asks for the CPU (so its falsehood,
+    set by the user, asks for the accelerator, as `args.cuda` does)."""
+    parts = tuple(name.lower().split("_"))
+    return parts in _CPU_CHOICES or (len(parts) > 1 and parts[0] in _NEGATIONS and names_an_accelerator("_".join(parts[1:])))
 
 
 def _names_accelerator_word(value: str) -> bool:
@@ -133,6 +149,7 @@ class AcceleratorGuards:
         self._switches: list[frozenset[str]] = [frozenset()]
         self._callables: list[str] = []  # the function being walked (its outermost definition), repeated per nesting
         self._classes: list[str] = []
+        self._scattering: list[bool] = []  # per enclosing class: does it derive from DataParallel (or kin)?
         self._conditions: list[frozenset[str]] = []  # calls in the tests of the enclosing guarded branches
         self._sites: list[_CallSite] = []
         self._checks: set[str] = set()  # this file's functions that return true only where an accelerator is
@@ -185,8 +202,12 @@ class AcceleratorGuards:
             return False  # the object moved
         for node in descendants(expr, enter=_worth_entering):
             kind = type(node)
+            if kind is cst.UnaryOperation and type(node.operator) is cst.Not and self._asks_for_cpu(node.expression):  # type: ignore[attr-defined]
+                return True  # `not args.no_cuda and ...`, `use_cuda = not args.cpu`
             if kind is cst.Name or kind is cst.Attribute:
                 dotted = dotted_name(node)  # type: ignore[arg-type]
+                if dotted is not None and names_the_cpu_path(dotted.rsplit(".", 1)[-1]):
+                    continue  # `args.no_cuda` is true on the CPU path: no check on its own
                 qualified = self.ctx.qualify(node) if dotted is not None else None
                 if qualified in AVAILABILITY_VALUES:
                     return True  # `len(torch.cuda.default_generators) > 0`
@@ -280,7 +301,20 @@ class AcceleratorGuards:
                 # `if args.gpu is None:` runs where no GPU was chosen: only `is not None` is a check.
                 named = self.mentions_accelerator_check(test)
                 return (named, False) if isinstance(op, (cst.NotEqual, cst.IsNot)) else (False, False)
+        if self._asks_for_cpu(test):
+            return False, True  # `if args.use_cpu: ... else: <the accelerator the user asked for>`
+        if self._scattering and self._scattering[-1] and isinstance(test, cst.Attribute) and test.attr.value == "device_ids" and dotted_name(test.value) == "self":
+            # DataParallel sets `device_ids = []` where no accelerator is: `if not self.device_ids: return`
+            # leaves only GPU runs (PyTorch-Encoding's DataParallelModel).
+            return True, False
         return self.mentions_accelerator_check(test), False
+
+    def _asks_for_cpu(self, expr: cst.BaseExpression) -> bool:
+        """`args.use_cpu`, `no_cuda`: a flag of the program's own (not torch's API) asking for the CPU."""
+        if not isinstance(expr, (cst.Name, cst.Attribute)):
+            return False
+        dotted = dotted_name(expr)
+        return dotted is not None and self.ctx.qualify(expr) is None and names_the_cpu_path(dotted.rsplit(".", 1)[-1])
 
     # -- multi-process code ------------------------------------------------
     def _multi_process_split(self, test: cst.BaseExpression) -> tuple[bool, bool]:
@@ -343,9 +377,10 @@ class AcceleratorGuards:
                 # is not one, the name alone does not make it one.
                 self._assigned[dotted] = node.value
                 self._assigned_in[dotted] = self.callable
-                if isinstance(node.value, cst.Name) and node.value.value == "True":
+                if isinstance(node.value, cst.Name) and node.value.value == "True" or isinstance(node.value, cst.Integer) and node.value.evaluated_value != 0:
                     # Set true only past a check (VAR's `__initialized = True` after
-                    # `if not torch.cuda.is_available(): return`): true only where CUDA is.
+                    # `if not torch.cuda.is_available(): return`): true only where CUDA is. `1`
+                    # is as true (pytorch-YOLOv4's `use_cuda = 1` under the check, `0` in its else).
                     (self._true_guarded if self.guarded else self._true_anywhere).add(dotted)
 
     def visit_If(self, node: cst.If) -> None:
@@ -353,11 +388,12 @@ class AcceleratorGuards:
         if not (body or orelse):
             body, orelse = self._multi_process_split(node.test)
         self._if_stack.append((body, orelse))
-        if not body and orelse and _exits(node.body):
-            self._block_guards[-1] += 1
 
     def leave_If(self, original_node: cst.If) -> None:
-        self._if_stack.pop()
+        body, orelse = self._if_stack.pop()
+        if not body and orelse and _exits(original_node.body):
+            # Past `if not torch.cuda.is_available(): return`, CUDA is there; not in that body.
+            self._block_guards[-1] += 1
 
     def visit_If_body(self, node: cst.If) -> None:
         if self._if_stack[-1][0]:
@@ -578,6 +614,7 @@ class AcceleratorGuards:
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._classes.append(node.name.value)
+        self._scattering.append(any((self.ctx.qualify(base.value) or "").rsplit(".", 1)[-1] in SCATTERING_WRAPPERS for base in node.bases))
         self._if_stack.append((self._decorated_guard(node), False))
         self.visit_If_body(node)  # type: ignore[arg-type]
 
@@ -585,6 +622,7 @@ class AcceleratorGuards:
         self.leave_If_body(original_node)  # type: ignore[arg-type]
         self._if_stack.pop()
         self._classes.pop()
+        self._scattering.pop()
 
 
 def _distributed_helpers(ctx: GuardedFile) -> dict[str, frozenset[str]]:

@@ -16,6 +16,7 @@ import libcst as cst
 from devlint.analysis import facts as F
 from devlint.analysis.accelerator_use import is_cpu_device
 from devlint.analysis.calls import eval_call
+from devlint.analysis.correlated import switch
 from devlint.analysis.class_facts import building_methods, called_by_init, parameter_attributes, registered_attributes, registered_tensor_names
 from devlint.analysis.environment import Env, join_envs
 from devlint.analysis.evaluation import SharedFacts
@@ -59,9 +60,10 @@ def _bound_names(target: cst.BaseExpression) -> set[str]:
 class FunctionRun:
     """The interpretation of one function body (or of module top level)."""
 
-    def __init__(self, solver: SharedFacts, func: FunctionInfo | None) -> None:
+    def __init__(self, solver: SharedFacts, func: FunctionInfo | None, assumed: dict[str, bool] | None = None) -> None:
         self.solver = solver
         self.func = func
+        self.assumed = assumed or {}  # a switch the body tests twice, held to one value for this run
         self.env: Env = Env()
         self._with_attributes: set[str] = set()  # roots of dotted keys in env (`self`, `args`)
         self.returns: list[tuple[cst.CSTNode, Value]] = []
@@ -572,6 +574,14 @@ class FunctionRun:
         self.eval(stmt.test)
         orelse = stmt.orelse
         cpu_in_body, cpu_in_else = self._cpu_tested(stmt.test)
+        held = switch(stmt.test) if self.assumed else None
+        if held is not None and held[0] in self.assumed and not (cpu_in_body or cpu_in_else):
+            # The run where the switch has this value takes this branch only (analysis/correlated.py).
+            if self.assumed[held[0]] == held[1]:
+                return self.exec_block(_suite(stmt.body))
+            if orelse is None:
+                return True
+            return self.exec_stmt(orelse) if isinstance(orelse, cst.If) else self.exec_block(_suite(orelse.body))
         narrowed = not_tensors(self, stmt.test) | self._unshown_here(stmt)
         excluded = not_tensors_unless(self, stmt.test)
         passed, passed_else = passed_where(self, stmt.test, True), passed_where(self, stmt.test, False)

@@ -57,7 +57,7 @@ class FunctionInfo:
     is_static: bool = False
     # Parameters its code shows to be tensors, and per `if` that leaves the function those shown only
     # after it; found on first ask.
-    tensor_params: "tuple[frozenset[str], Mapping[cst.If, frozenset[str]]] | None" = None
+    tensor_params: "tuple[frozenset[str], Mapping[cst.If, frozenset[str]], frozenset[str]] | None" = None
     star_params: tuple[str | None, str | None] = (None, None)  # the names of `*args` and `**kwargs`
 
     @property

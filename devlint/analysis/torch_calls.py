@@ -31,7 +31,7 @@ from devlint.analysis.naming import is_device_name
 from devlint.analysis.opaque import escape, forget_modules
 from devlint.analysis.placement import combine, write_into
 from devlint.analysis.shapes import full_reduction
-from devlint.analysis.usage import imports_other_tensors, own_members, tensor_parameters
+from devlint.analysis.usage import imports_other_tensors, no_tensor_parameters, own_members, tensor_parameters
 from devlint.analysis.torchapi import (
     VALUE,
     converts_to_array,
@@ -210,6 +210,9 @@ def _construct_imported(run: Evaluation, node: cst.Call, qualified: str, cls: Im
     constructor runs, the CPU, unless it is given a device (or a module that may be moved)."""
     args = arguments(run, node)
     leaf = qualified.rsplit(".", 1)[-1]
+    wrapped = [value for _, value in args if value.kind is Kind.MODULE]
+    if cls.scatters and wrapped:
+        return replace(wrapped[0], cls="DataParallel")  # where the wrapped model is, and scattering its inputs
     if cls.stateless:
         return Value(Kind.MODULE, F.NOWHERE, cls=leaf, stateless=True)
     if may_pass_device(run, node, args) or any(maybe_moved_module(value) for _, value in args) or wraps_what_it_is_given(cls.wraps, node, args):
@@ -555,9 +558,15 @@ def call_on(run: Evaluation, node: cst.Call, func: cst.Attribute, receiver: Valu
         return module_tensors(method, receiver.place, receiver.origin)
     # Only a tensor has `x.unsqueeze`, `x.detach`, `x.masked_fill`: the receiver is one.
     shown = receiver.kind is Kind.UNKNOWN and method in TENSOR_ONLY_MEMBERS and not receiver.weak and method not in own_members(run.solver.program)
-    if shown:
+    if shown and not (receiver.place.kind is PlaceKind.FOLLOWS and _no_tensor(run, receiver.place.name)):
         receiver = replace(receiver, kind=Kind.TENSOR)
-    if receiver.kind is Kind.TENSOR or receiver.kind is Kind.UNKNOWN and receiver.place.kind is PlaceKind.FOLLOWS and method in TENSOR_METHODS and method not in NON_TENSOR_METHODS:
+    if receiver.kind is Kind.TENSOR or (
+        receiver.kind is Kind.UNKNOWN
+        and receiver.place.kind is PlaceKind.FOLLOWS
+        and method in TENSOR_METHODS
+        and method not in NON_TENSOR_METHODS
+        and not _no_tensor(run, receiver.place.name)
+    ):
         results = method_results(method)
         if method in NON_TENSOR_METHODS or method in SHAPE_ONLY_METHODS:
             return F.SCALAR
@@ -590,6 +599,11 @@ def call_on(run: Evaluation, node: cst.Call, func: cst.Attribute, receiver: Valu
         return receiver.at(receiver.place, weak=True)
     escape(run, node, args)
     return F.UNKNOWN
+
+
+def _no_tensor(run: Evaluation, parameter: str) -> bool:
+    """A parameter of this function the body also uses with a member no tensor has."""
+    return run.func is not None and parameter in no_tensor_parameters(run.func, run.solver.program, run.solver.names)
 
 
 def module_tensors(method: str, place: Place, origin: Origin | None) -> Value:

@@ -19,10 +19,14 @@ import libcst as cst
 
 from devlint.analysis.facts import Kind, Place, PlaceKind, Value, tuple_of
 from devlint.analysis.program import ClassInfo, FunctionInfo, Program
-from devlint.analysis.torchapi import TENSOR_ONLY_MEMBERS, tensor_arguments
+from devlint.analysis.torchapi import TENSOR_ATTRIBUTES, TENSOR_METHODS, TENSOR_ONLY_MEMBERS, tensor_arguments
 from devlint.analysis.torchapi.frameworks import OTHER_TENSOR_LIBRARIES
 from devlint.names import ImportTable, dotted_name, imports_any, is_none
 from devlint.tree import descendants
+
+# Every member a tensor has: a parameter that uses another is no tensor.
+TENSOR_MEMBERS = TENSOR_METHODS | TENSOR_ATTRIBUTES
+_TYPE_TESTS = frozenset({"isinstance", "hasattr", "type", "getattr"})
 
 _TENSOR_TYPES = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.LongTensor"})
 _OPTIONAL = "typing.Optional"
@@ -84,7 +88,13 @@ def unshown_in_exits(func: FunctionInfo, program: Program, names: ImportTable) -
     return _evidence(func, program, names)[1]
 
 
-def _evidence(func: FunctionInfo, program: Program, names: ImportTable) -> tuple[frozenset[str], Mapping[cst.If, frozenset[str]]]:
+def no_tensor_parameters(func: FunctionInfo, program: Program, names: ImportTable) -> frozenset[str]:
+    """The parameters the body uses with a member no tensor has (`stft_fn.transform(...)`): a
+    tensor method's name on them (`stft_fn.inverse(...)`) is the object's own method."""
+    return _evidence(func, program, names)[2]
+
+
+def _evidence(func: FunctionInfo, program: Program, names: ImportTable) -> tuple[frozenset[str], Mapping[cst.If, frozenset[str]], frozenset[str]]:
     if func.tensor_params is None:
         excluded = TENSOR_ONLY_MEMBERS if imports_other_tensors(names) else own_members(program)
         hooked = _hook_gradient(func, program)
@@ -124,13 +134,15 @@ def _hook_gradient(func: FunctionInfo, program: Program) -> set[str]:
 
 def _tensor_parameters(
     func: FunctionInfo, names: ImportTable, excluded: frozenset[str], hooked: set[str]
-) -> tuple[frozenset[str], Mapping[cst.If, frozenset[str]]]:
+) -> tuple[frozenset[str], Mapping[cst.If, frozenset[str]], frozenset[str]]:
     params = {p.name.value for p in func.params}
     declared = {p.name.value for p in func.params if p.annotation is not None and _tensor_annotation(p.annotation.annotation, names)} | hooked
     found = set(declared)
     first: dict[str, int] = {}  # where the body first shows a parameter to be a tensor
     order: dict[int, int] = {}  # id(node) -> its place in the walk
     exits: list[cst.If] = []
+    contradicted: set[str] = set()  # parameters with a member no tensor has
+    tested: set[str] = set()  # parameters whose type the body tests: a member tells of one branch only
     for index, (node, rebound) in enumerate(_reads(func.node.body, frozenset(), params)):
         order[id(node)] = index
         shown: set[str] = set()
@@ -140,20 +152,28 @@ def _tensor_parameters(
             member = node.attr.value  # type: ignore[attr-defined]
             if name in params and name not in rebound and member in TENSOR_ONLY_MEMBERS and member not in excluded:
                 shown.add(name)
+            elif name in params and name not in rebound and not member.startswith("_") and member not in TENSOR_MEMBERS:
+                # FastSpeech2's `stft_fn.inverse(...)` beside `stft_fn.transform(...)`: a tensor has
+                # no `transform`, so `inverse` there is the object's own method.
+                contradicted.add(name)
         elif kind is cst.Call:
             shown = _passed_as_tensors(node, params - rebound, names, excluded)  # type: ignore[arg-type]
+            if type(node.func) is cst.Name and node.func.value in _TYPE_TESTS and node.args and type(node.args[0].value) is cst.Name:  # type: ignore[attr-defined]
+                tested.add(node.args[0].value.value)  # type: ignore[attr-defined]  # `isinstance(X, dict)`: X may be either
         elif kind is cst.If and _leaves(node.body):  # type: ignore[attr-defined]
             exits.append(node)  # type: ignore[arg-type]
         for name in shown:
             first.setdefault(name, index)
         found |= shown
+    contradicted -= tested
+    found -= contradicted - declared
     unshown: dict[cst.If, frozenset[str]] = {}
     for branch in exits:
         end = max(order.get(id(node), -1) for node in descendants(branch))
         names_after = frozenset(name for name, at in first.items() if at > end and name not in declared)
         if names_after:
             unshown[branch] = names_after
-    return frozenset(found), MappingProxyType(unshown)
+    return frozenset(found), MappingProxyType(unshown), frozenset(contradicted - declared)
 
 
 def _leaves(suite: cst.BaseSuite) -> bool:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections import Counter
+from collections.abc import Callable, Collection
 
 import libcst as cst
 
@@ -22,7 +23,8 @@ from devlint.analysis.module_state import (
 )
 from devlint.analysis.dimensions import one_dimensional
 from devlint.analysis.shapes import holds_nothing
-from devlint.analysis.torchapi import DTYPES, SHAPE_ONLY_METHODS
+from devlint.analysis.torchapi import DTYPES, NON_TENSOR_METHODS, SHAPE_ONLY_METHODS, is_torch_module_class
+from devlint.analysis.torchapi.frameworks import MODULE_BASES
 from devlint.finding import Edit, Fix
 from devlint.fixes import outer_span, replace_node, source_of
 from devlint.names import dotted_name, is_none
@@ -55,6 +57,7 @@ class TensorAttribute(Rule):
     fix = "safe"
 
     _applied: frozenset[str] | None = None  # what the file's `_apply` overrides convert, once asked
+    _attribute_counts: Counter[str] | None = None  # `.x` anywhere in the file, once asked
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         index = file_index(self.ctx)
@@ -72,8 +75,14 @@ class TensorAttribute(Rule):
                     self._applied = _applied(self.ctx.module)
                 moved_by_hand = _moved_by_hand(node, state.constructor_methods) | self._applied
                 harmless, overwritten, iterated = _read_harmlessly(node, state.constructor_methods, index.functions)
-            if attr in moved_by_hand:
+            if attr in moved_by_hand or _rebound_to_a_value(node, attr_state.assignments[-1]):
                 continue
+            if (
+                all(_parameter_conversion(a) is None for a in attr_state.assignments)
+                and _all_methods_in_view(index, node, self.ctx.qualify, set())
+                and self._only_built_upon(attr, state.constructor_methods)
+            ):
+                continue  # gridgen's `self.theta`: a step towards `self.grid3d`, gone with `__init__`
             tensors = [a for a in attr_state.assignments if a.kind == TENSOR]
             if attr in iterated and all(one_dimensional(a.value, self.ctx.qualify) for a in tensors):
                 continue  # NeRF's `for freq in self.freq_bands`: 0-dim items mix with any device
@@ -88,6 +97,22 @@ class TensorAttribute(Rule):
         for assignment in state.dynamic:
             if assignment.kind == TENSOR:
                 self._report(index, node, state, assignment)
+
+    def _only_built_upon(self, attr: str, constructors: Collection[cst.FunctionDef]) -> bool:
+        """The constructor computes other state from `self.<attr>`, and nothing in the file names
+        `.<attr>` outside the constructors (each class's `__init__` building its own `self`): the
+        module is not moved while `__init__` runs, so those reads meet no device, and no later code
+        uses the tensor. An attribute the constructor never reads is kept for others to read
+        (perhaps in other files) and stays reported."""
+        if self._attribute_counts is None:
+            everywhere = Counter(n.attr.value for n in descendants(self.ctx.module) if type(n) is cst.Attribute)  # type: ignore[attr-defined]
+            inits = [n for n in descendants(self.ctx.module) if type(n) is cst.FunctionDef and n.name.value == "__init__"]  # type: ignore[attr-defined]
+            everywhere.subtract(_self_attributes(inits))
+            self._attribute_counts = everywhere
+        helpers = [m for m in constructors if m.name.value != "__init__"]
+        if self._attribute_counts[attr] != _self_attributes(helpers)[attr]:
+            return False
+        return any(read.attr.value == attr and _computes_from(parents) for method in constructors for read, parents in _self_uses(method)[0])
 
     def _report(self, index: FileIndex, node: cst.ClassDef, state: ClassState, assignment: Assignment) -> None:
         target = f"self.{assignment.attr}" if assignment.attr else f"setattr(self, {source_of(self.ctx, assignment.name_expr)}, ...)"  # type: ignore[arg-type]
@@ -169,6 +194,71 @@ class TensorAttribute(Rule):
         value = source_of(self.ctx, assignment.value)
         text = f"{self_name}.register_buffer({name}, {value}, persistent=False)"
         return replace_node(self.ctx, statement, text, safe=safe, title="Register it as a non-persistent buffer")
+
+
+def _computes_from(parents: list[cst.CSTNode]) -> bool:
+    """A read whose value goes into something else: not measured (`n = self.priors.size(0)`, which
+    leaves the priors kept for others), not filled (`self.boosts[0, i] = v`, `self.w.normal_()`,
+    `nn.init.normal_(self.w)`)."""
+    if not parents:
+        return True
+    first = parents[0]
+    if type(first) is cst.Attribute:
+        attr = first.attr.value  # type: ignore[attr-defined]
+        return attr not in _METADATA and not attr.endswith("_")
+    if type(first) is cst.Subscript:
+        return not (len(parents) > 1 and type(parents[1]) in (cst.AssignTarget, cst.AugAssign))
+    if type(first) is cst.Arg and len(parents) > 1 and type(parents[1]) is cst.Call:
+        name = dotted_name(parents[1].func)  # type: ignore[attr-defined]
+        return name is None or not name.endswith("_")
+    return True
+
+
+def _all_methods_in_view(index: FileIndex, node: cst.ClassDef, qualify: Callable[[cst.BaseExpression], str | None], seen: set[str]) -> bool:
+    """Every base is torch's own Module class or a class of this file, so every method that could
+    read `self.x` is in this file (ReAgent's trainer is read by its base in another file)."""
+    for base in node.bases:
+        if base.keyword is not None:
+            continue
+        qualified = qualify(base.value)
+        if qualified is not None and (qualified in MODULE_BASES or is_torch_module_class(qualified)):
+            continue
+        name = base.value.value if isinstance(base.value, cst.Name) else None
+        local = index.classes.get(name) if name is not None and name not in seen else None
+        if local is None or not _all_methods_in_view(index, local, qualify, seen | {name}):  # type: ignore[operator]
+            return False
+    return True
+
+
+def _self_attributes(methods: Collection[cst.FunctionDef]) -> Counter[str]:
+    """How often each `self.x` (the first parameter's attribute) is named in these methods."""
+    counts: Counter[str] = Counter()
+    for method in methods:
+        params = method.params.params
+        if not params:
+            continue
+        me = params[0].name.value
+        counts.update(
+            n.attr.value for n in descendants(method.body)  # type: ignore[attr-defined]
+            if type(n) is cst.Attribute and type(n.value) is cst.Name and n.value.value == me  # type: ignore[attr-defined]
+        )
+    return counts
+
+
+def _rebound_to_a_value(node: cst.ClassDef, last: Assignment) -> bool:
+    """`self.freq_bands = self.freq_bands.numpy().tolist()` as a statement of `__init__` itself, after
+    every other binding: the module keeps the list, and the tensor before it was only a step (torch-ngp)."""
+    value = last.value
+    if not (
+        isinstance(value, (cst.Integer, cst.Float, cst.SimpleString))
+        or is_none(value)
+        or isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in NON_TENSOR_METHODS
+    ):
+        return False
+    init = next((s for s in node.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None) if isinstance(node.body, cst.IndentedBlock) else None
+    if init is None or not isinstance(init.body, cst.IndentedBlock):
+        return False
+    return any(isinstance(line, cst.SimpleStatementLine) and last.statement in line.body for line in init.body.body)
 
 
 def _parameter_conversion(assignment: Assignment) -> cst.Call | None:

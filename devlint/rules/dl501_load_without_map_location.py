@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devlint.analysis.checkpoints import restores_module_state, writes_cpu_state
+from devlint.analysis.checkpoints import read_as_cpu_format, restores_module_state, writes_cpu_state
 from devlint.analysis.guards import string_value
 from devlint.analysis.torchapi import DOWNLOAD_LOADS, LOAD_FUNCTIONS, SAVE_FUNCTIONS
 from devlint.analysis.torchapi.frameworks import DATASET_BASES, LR_SCHEDULER_FACTORIES, LR_SCHEDULER_MODULE
@@ -312,6 +312,8 @@ class LoadWithoutMapLocation(Rule):
                 continue  # a scheduler's state: numbers, no tensors to restore anywhere
             if cpu_weights and restores_module_state(node, function):
                 continue
+            if read_as_cpu_format(node, function):
+                continue  # BasicSR's format (`params_ema`): saved from CPU copies, wherever it was trained
             call = self.ctx.module.code_for_node(node.func)
             self.report(
                 node,

@@ -68,6 +68,11 @@ AVAILABILITY_HELPERS = frozenset(
 
 # What builds a learning-rate scheduler, whose `state_dict()` holds Python numbers only (the
 # scheduler's own attributes, never the optimizer's tensors): loading it needs no `map_location`.
+# Entries that name a writer's format: BasicSR's `save_network` stores `{"params": ..., "params_ema": ...}`
+# with every tensor copied by `param.cpu()`; Real-ESRGAN, GFPGAN, CodeFormer and GPEN publish their
+# weights in it, and the projects that load them read the entry by name.
+CPU_CHECKPOINT_ENTRIES = frozenset({"params_ema"})
+
 LR_SCHEDULER_MODULE = "torch.optim.lr_scheduler."
 LR_SCHEDULER_FACTORIES = frozenset(
     f"{package}.{name}"

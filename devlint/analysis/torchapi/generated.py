@@ -4300,6 +4300,8 @@ NN_MODULE_CLASSES = frozenset({
     'CosineSimilarity',
     'CrossEntropyLoss',
     'CrossMapLRN2d',
+    'DataParallel',
+    'DistributedDataParallel',
     'Dropout',
     'Dropout1d',
     'Dropout2d',

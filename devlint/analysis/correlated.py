@@ -1,0 +1,133 @@
+"""Tests a body repeats: `if args.cuda:` that moves the model, and later `if args.cuda: ... else:`.
+
+Old PyTorch code chooses the device with a switch tested again wherever it matters. Joining
+both branches after the first test loses the link: the `else` of the second test then sees a
+model that "may be on the GPU" beside the CPU tensors that branch makes for the CPU path. A body
+that tests the same unchanged switch twice is analysed once per value of the switch instead,
+and what either run finds is what the body does.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Sequence
+
+import libcst as cst
+
+from devlint.names import dotted_name
+
+# Comparisons that keep a switch a switch: `args.cuda > 0`, `args.ngpu >= 1`, `device == "cuda"`.
+_COMPARISONS = (cst.Equal, cst.NotEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.LessThan, cst.LessThanEqual, cst.Is, cst.IsNot)
+_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+def switch(test: cst.BaseExpression) -> tuple[str, bool] | None:
+    """The switch an `if` tests, and whether the test holds when the switch does: `args.cuda`,
+    `not use_gpu` (False), `args.cuda > 0`, `x.is_cuda`. None for anything else."""
+    polarity = True
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, polarity = test.expression, not polarity
+    if isinstance(test, (cst.Name, cst.Attribute)):
+        name = dotted_name(test)
+        return (name, polarity) if name is not None else None
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, _COMPARISONS):
+        name = dotted_name(test.left)
+        other = test.comparisons[0].comparator
+        if name is not None and isinstance(other, (cst.Integer, cst.SimpleString, cst.Name)) and dotted_name(other) not in (name,):
+            if isinstance(other, cst.Name) and other.value not in ("None", "True", "False"):
+                return None
+            return f"{name} {type(test.comparisons[0].operator).__name__} {_literal(other)}", polarity
+    return None
+
+
+def repeated_switch(body: Sequence[cst.CSTNode]) -> str | None:
+    """The switch this body tests in two `if` statements or more, with nothing in between (or
+    after the first test) rebinding it; the most tested one where there are several."""
+    tests: Counter[str] = Counter()
+    first: dict[str, int] = {}
+    bound: list[tuple[int, str]] = []
+    for position, node in enumerate(_walk(body)):
+        if isinstance(node, cst.If):
+            found = switch(node.test)
+            if found is not None:
+                tests[found[0]] += 1
+                first.setdefault(found[0], position)
+        for target in _targets(node):
+            bound.append((position, target))
+    for key, count in tests.most_common():
+        if count < 2:
+            break
+        root = key.split(" ", 1)[0]
+        if not any(position > first[key] and _rebinds(target, root) for position, target in bound):
+            return key
+    return None
+
+
+def _literal(node: cst.BaseExpression) -> str:
+    if isinstance(node, cst.SimpleString):
+        return repr(node.evaluated_value)
+    return node.value if isinstance(node, (cst.Integer, cst.Name)) else ""
+
+
+def _rebinds(target: str, root: str) -> bool:
+    """Does binding `target` change what `root` reads? `args = ...` and `args.cuda = ...` change
+    `args.cuda`; `x = x.cuda()` changes `x.is_cuda`."""
+    base = root.rsplit(".", 1)[0] if root.endswith(".is_cuda") else root
+    return target == root or root.startswith(target + ".") or target.startswith(base + ".") or target == base
+
+
+def _targets(node: cst.CSTNode) -> Iterator[str]:
+    names: list[cst.BaseExpression] = []
+    if isinstance(node, cst.Assign):
+        names = [t.target for t in node.targets]
+    elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+        names = [node.target]
+    elif isinstance(node, cst.For):
+        names = [node.target]
+    elif isinstance(node, cst.AsName):
+        names = [node.name]  # type: ignore[list-item]
+    stack = list(names)
+    while stack:
+        target = stack.pop()
+        if isinstance(target, (cst.Tuple, cst.List)):
+            stack.extend(e.value for e in target.elements)
+        elif isinstance(target, cst.StarredElement):
+            stack.append(target.value)
+        elif (name := dotted_name(target)) is not None:
+            yield name
+
+
+def _walk(body: Sequence[cst.CSTNode]) -> Iterator[cst.CSTNode]:
+    """The body's statements (small ones and compound ones) in source order, not entering nested
+    functions or classes: where switches are tested and names bound."""
+    stack = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, cst.SimpleStatementLine):
+            stack.extend(reversed(node.body))
+        elif isinstance(node, cst.With):
+            yield from (item.asname for item in node.items if item.asname is not None)
+            stack.extend(reversed(_statements(node.body)))
+        elif isinstance(node, cst.BaseCompoundStatement) and not isinstance(node, _SCOPES):
+            parts: list[cst.CSTNode] = []
+            for attr in ("body", "orelse", "handlers", "finalbody"):
+                part = getattr(node, attr, None)
+                if part is None:
+                    continue
+                for item in part if isinstance(part, (list, tuple)) else [part]:
+                    if isinstance(item, (cst.If, cst.ExceptHandler)):
+                        parts.append(item)
+                    else:
+                        parts.extend(_statements(item.body if isinstance(item, (cst.Else, cst.Finally)) else item))
+            stack.extend(reversed(parts))
+        elif isinstance(node, cst.ExceptHandler):
+            stack.extend(reversed(_statements(node.body)))
+
+
+def _statements(suite: cst.CSTNode) -> list[cst.CSTNode]:
+    if isinstance(suite, cst.IndentedBlock):
+        return list(suite.body)
+    if isinstance(suite, cst.SimpleStatementSuite):
+        return list(suite.body)
+    return []
