@@ -739,7 +739,7 @@ def test_an_attribute_rebound_to_a_value_before_init_returns_is_not_kept() -> No
                 self.freq_bands = self.freq_bands.numpy().tolist()
 
             def forward(self, x):
-                return torch.cat([torch.sin(x * f) for f in self.freq_bands], -1)
+                return torch.cat([torch.sin(x * self.freq_bands[i]) for i in range(len(self.freq_bands))], -1)
 
         class Kept(nn.Module):
             def __init__(self, n, as_list=False):
