@@ -263,6 +263,7 @@ def check_bytes(
         return _filtered(result, enabled, settings, path, None)
     if keep_source:
         result.source = source  # kept even for skipped files: --stdin-filename --fix echoes it
+        result.checked_with = (settings, place)
     if skips_file(source.text):
         return result
     try:

@@ -12,13 +12,14 @@ import difflib
 import sys
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import libcst as cst
 
 from devlint.atomic import ReadOnlyFile, rewrite
 from devlint.config import Settings
+from devlint.context import NOWHERE_IN_PARTICULAR
 from devlint.engine import FileResult, check_bytes, selected_rules
 from devlint.finding import Edit, Finding, Fix
 from devlint.notebook import NotebookSource, UnmappableEdit
@@ -139,6 +140,10 @@ def fix_text(result: FileResult, settings: Settings, unsafe: bool) -> _FileFix:
     assert result.source is not None
     source = result.source
     path = Path(result.path)
+    place = NOWHERE_IN_PARTICULAR
+    if result.checked_with is not None:
+        settings, place = result.checked_with
+        place = replace(place, summarise=False)
     enabled, rule_types = selected_rules(settings)
     text = source.text
     findings = result.findings
@@ -166,7 +171,7 @@ def fix_text(result: FileResult, settings: Settings, unsafe: bool) -> _FileFix:
             raise FixFailed(f"{result.path}: the fixed text cannot be written as {source.encoding}; file left unchanged") from None
         except UnmappableEdit as error:
             raise FixFailed(f"{result.path}: {error}; file left unchanged, please report it") from None
-        rechecked = check_bytes(data, path, result.path, settings, True, enabled, rule_types)
+        rechecked = check_bytes(data, path, result.path, settings, True, enabled, rule_types, place)
         fixed += len(fixes)
         codes += pass_codes
         text = new_text

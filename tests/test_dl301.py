@@ -1506,3 +1506,57 @@ def test_a_module_built_on_the_device_its_constructor_is_given_or_the_cpu() -> N
     # `forward(x, device=None)` falling back to the CPU beside `x` is still reported: see
     # test_what_the_third_round_of_fixes_must_still_report.
     assert findings(source) == []
+
+
+def test_a_module_holding_only_data_and_placed_tensors_is_not_on_the_cpu() -> None:
+    # face-parsing's OhemCELoss (`-torch.log(torch.tensor(t)).cuda()`, a count kept as data) and
+    # RIFE's Ternary (a numpy array made a tensor on `device`): no parameter, buffer or stateful
+    # layer, so calling one with device tensors mixes nothing. A module keeping a parameter it
+    # calls (a wrapped backbone) stays where it was built.
+    source = """
+import numpy as np
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class OhemCELoss(nn.Module):
+    def __init__(self, thresh, n_min, ignore_lb=255):
+        super().__init__()
+        self.thresh = -torch.log(torch.tensor(thresh, dtype=torch.float)).to(device)
+        self.n_min = n_min
+        self.criteria = nn.CrossEntropyLoss(ignore_index=ignore_lb, reduction="none")
+
+    def forward(self, logits, labels):
+        loss = torch.sort(self.criteria(logits, labels).view(-1), descending=True)[0]
+        return loss[: self.n_min].mean()
+
+
+class Ternary(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = np.eye(49).reshape((7, 7, 1, 49))
+        self.w = torch.tensor(np.transpose(self.w, (3, 2, 0, 1))).float().to(device)
+
+    def forward(self, img):
+        return nn.functional.conv2d(img, self.w, padding=3)
+
+
+class Head(nn.Module):
+    def __init__(self, backbone):
+        super().__init__()
+        self.backbone = backbone
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(self.backbone(x))
+
+
+def step(logits, labels, img, x):
+    logits, labels, img, x = logits.to(device), labels.to(device), img.to(device), x.to(device)
+    loss = OhemCELoss(0.7, 16)(logits, labels)
+    loss = loss + Ternary()(img).mean()
+    return loss + Head(nn.Identity())(x).sum()
+"""
+    assert findings(source) == [("DL301", 44, 19)]

@@ -809,3 +809,25 @@ def test_an_attribute_the_constructor_only_fills_stays_reported() -> None:
                 nn.init.normal_(self.w)
         """
     ) == [7, 10]
+
+
+def test_a_tensor_rebuilt_from_itself_is_reported_once_where_the_kept_value_is_made() -> None:
+    # RIFE's SOBEL: `self.kernelX = torch.tensor(...)`, then `self.kernelX = self.kernelX.unsqueeze(0)...`.
+    # The module keeps the second value. A `register_buffer` rewrite of the second alone would
+    # meet the plain attribute the first left ("attribute already exists"): no fix there.
+    source = """\
+        import torch
+        import torch.nn as nn
+
+        class Sobel(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.kernel = torch.tensor([[1.0, 0.0, -1.0]])
+                self.kernel = self.kernel.unsqueeze(0).unsqueeze(0)
+
+            def forward(self, x):
+                return x * self.kernel
+        """
+    [finding] = check(source)
+    assert finding.start.line == 8
+    assert finding.fix is None

@@ -346,3 +346,40 @@ def test_choosing_fixes_agrees_with_comparing_every_pair() -> None:
                 edits.append(Edit(start, start + generator.choice([0, 0, 1, 2, 5]), "x"))
             findings.append(Finding("DL401", "m", "p.py", Position(1, 1), Position(1, 1), Fix(tuple(edits), safe=True)))
         assert choose_fixes(findings, False, 62) == pairwise(findings, 62)
+
+
+def test_fix_applies_only_the_selected_rules_fixes_in_every_pass(tmp_path: Path) -> None:
+    # A second pass re-checked the fixed text under the default settings: `--select DL401 --fix`
+    # rewrote the DL101 too, and reported it (review set 19).
+    path = tmp_path / "m.py"
+    source = (
+        "import torch\nimport torch.nn as nn\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n\n"
+        "class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.k = torch.ones(3)\n\n"
+        "    def forward(self, x):\n        return x * self.k + torch.zeros(3).cuda()\n"
+    )
+    path.write_text(source)
+    code, out, _ = run("--select", "DL401", "--fix", str(path))
+    assert code == 0
+    assert path.read_text() == source.replace("self.k = torch.ones(3)", 'self.register_buffer("k", torch.ones(3), persistent=False)')
+    assert "DL101" not in out
+
+
+def test_fix_checks_the_fixed_text_again_with_the_project_s_facts(tmp_path: Path) -> None:
+    # pytorch-pose's `flip_back`: its `.numpy()` is silent because its only caller passes a CPU copy.
+    # The second pass must not lose that and apply the `.cpu()` it no longer needs.
+    (tmp_path / "pyproject.toml").write_text("")
+    helper = (
+        "import numpy as np\nimport torch\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n\n"
+        "def flip_back(x):\n    return torch.from_numpy(np.flip(x.numpy(), 3).copy())\n\n\n"
+        "def warm():\n    return torch.zeros(3).cuda()\n"
+    )
+    (tmp_path / "transforms.py").write_text(helper)
+    (tmp_path / "main.py").write_text(
+        "from transforms import device, flip_back\n\n\ndef validate(model, x):\n    model.to(device)\n"
+        "    out = model(x.to(device))\n    return flip_back(out.cpu())\n"
+    )
+    code, out, _ = run(str(tmp_path))
+    assert [line.split(" ")[1] for line in out.splitlines() if " DL" in line] == ["DL101"]
+    code, _, _ = run("--fix", str(tmp_path))
+    assert code == 0
+    assert (tmp_path / "transforms.py").read_text() == helper.replace("torch.zeros(3).cuda()", "torch.zeros(3).to(device)")

@@ -18,6 +18,7 @@ from devlint.analysis.guards import string_value
 from devlint.analysis.program import ClassInfo, FunctionInfo
 from devlint.analysis.shapes import number_parameter
 from devlint.analysis.torchapi import TENSOR as ONE_TENSOR
+from devlint.analysis.torchapi import TENSOR_METHODS
 from devlint.analysis.torchapi import (
     PARAMETER_CLASSES,
     REGISTERED_STATE_CLASSES,
@@ -78,6 +79,22 @@ def _keeps_no_state(cls: ClassInfo, qualify: Callable[[cst.BaseExpression], str 
             if type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:  # type: ignore[attr-defined]
                 if _makes_a_tensor(node.value, qualify):  # type: ignore[attr-defined]
                     numbers.add(node.targets[0].target.value)  # type: ignore[attr-defined]
+    if init is not None and init.self_param is not None:
+        # A parameter kept as data (`self.n_min = n_min`, then `loss[self.n_min]`): no object the class
+        # calls or asks anything of (`self.backbone(x)`, `self.backbone.eval()`), so no module.
+        me = init.self_param
+        used_as_object = {
+            dotted_name(node.func) for node in descendants(cls.node.body) if type(node) is cst.Call  # type: ignore[attr-defined]
+        } | {
+            dotted_name(node.value) for node in descendants(cls.node.body) if type(node) is cst.Attribute  # type: ignore[attr-defined]
+        }
+        stored = {
+            node.value.value  # type: ignore[attr-defined]
+            for node in descendants(init.node.body)
+            if type(node) is cst.Assign and type(node.value) is cst.Name  # type: ignore[attr-defined]
+            and all(type(t.target) is cst.Attribute and dotted_name(t.target) == f"{me}.{node.value.value}" for t in node.targets)  # type: ignore[attr-defined]
+        }
+        numbers |= {p.name.value for p in init.params[1:] if p.name.value in stored and f"{me}.{p.name.value}" not in used_as_object and p.star == ""}
     for node in descendants(cls.node.body):
         kind = type(node)
         if kind is cst.Call and (dotted_name(node.func) or "").rsplit(".", 1)[-1] in REGISTERING_CALLS:  # type: ignore[attr-defined]
@@ -91,6 +108,16 @@ def _keeps_no_state(cls: ClassInfo, qualify: Callable[[cst.BaseExpression], str 
 
 
 def _makes_a_tensor(value: cst.BaseExpression, qualify: Callable[[cst.BaseExpression], str | None]) -> bool:
+    """A torch factory or function of one tensor, however its result is then moved, converted or
+    negated (`-torch.log(torch.tensor(t)).cuda()`, `torch.tensor(w).float().to(device)`): a plain
+    tensor, which no `model.to()` moves and no parameter holds."""
+    while True:
+        if isinstance(value, cst.UnaryOperation):
+            value = value.expression
+        elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in TENSOR_METHODS and isinstance(value.func.value, (cst.Call, cst.UnaryOperation)):
+            value = value.func.value
+        else:
+            break
     if not isinstance(value, cst.Call):
         return False
     qualified = qualify(value.func) or ""
@@ -103,10 +130,17 @@ def _stateless_value(value: cst.BaseExpression, numbers: set[str], qualify: Call
         return True
     if isinstance(value, cst.Name):
         return value.value in numbers or value.value in ("True", "False")
-    if isinstance(value, cst.Call):
-        qualified = qualify(value.func) or ""
+    if isinstance(value, (cst.Call, cst.UnaryOperation)):
         if _makes_a_tensor(value, qualify):
             return True
+        if not isinstance(value, cst.Call):
+            return False
+        root = value
+        while isinstance(root, cst.Call) and isinstance(root.func, cst.Attribute) and isinstance(root.func.value, cst.Call):
+            root = root.func.value  # `np.eye(n).reshape(...)`
+        if isinstance(root, cst.Call) and (qualify(root.func) or "").startswith("numpy."):
+            return True  # an array: data, no state (RIFE's `self.w = np.eye(...)`, made a tensor later)
+        qualified = qualify(value.func) or ""
         return qualified.startswith("torch.nn.") and nn_owns_no_state(qualified.rsplit(".", 1)[-1], value)
     return False
 

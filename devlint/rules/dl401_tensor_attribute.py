@@ -88,10 +88,13 @@ class TensorAttribute(Rule):
                 continue  # NeRF's `for freq in self.freq_bands`: 0-dim items mix with any device
             if attr in overwritten and all(isinstance(a.value, cst.Call) and holds_nothing(a.value) for a in attr_state.assignments if a.kind == TENSOR):
                 continue  # MONAI's `self.att_mat = torch.Tensor()`, replaced by forward
-            for assignment in attr_state.assignments:
+            bindings = attr_state.assignments
+            for position, assignment in enumerate(bindings):
                 # A Parameter lost to `.to()` is missing from `parameters()`, wherever it is read.
-                if _moves_itself(assignment.value, attr) and len(attr_state.assignments) > 1:
+                if _moves_itself(assignment.value, attr) and len(bindings) > 1:
                     continue  # `self.fb = self.fb.to(device)`: the tensor reported where it is made
+                if any(later.kind == TENSOR and _reads_itself(later.value, attr) and not _moves_itself(later.value, attr) for later in bindings[position + 1 :]):
+                    continue  # RIFE's `self.k = self.k.unsqueeze(0).to(device)`: reported where the kept value is made
                 if assignment.kind == TENSOR and (attr not in harmless or _parameter_conversion(assignment) is not None):
                     self._report(index, node, state, assignment)
         for assignment in state.dynamic:
@@ -186,6 +189,10 @@ class TensorAttribute(Rule):
                 return None
             siblings = state.attrs[attr].assignments
             if any(other.kind != TENSOR or other.before_super for other in siblings):
+                return None
+            if assignment is not siblings[0]:
+                # Applied alone, a later binding's rewrite meets the plain attribute the first one
+                # left: `register_buffer` raises "attribute already exists" (RIFE's SOBEL).
                 return None
             if not _other_methods_assign_tensors(index, node, state, attr):
                 return None
@@ -321,6 +328,11 @@ def _other_methods_assign_tensors(index: FileIndex, node: cst.ClassDef, state: C
                         return False
                 learn_locals(scope, small)
     return True
+
+
+def _reads_itself(value: cst.BaseExpression | None, attr: str) -> bool:
+    """The new value is computed from the old one: the same tensor, reshaped or moved."""
+    return value is not None and any(type(node) is cst.Attribute and dotted_name(node) == f"self.{attr}" for node in descendants(value))
 
 
 def _moves_itself(value: cst.BaseExpression | None, attr: str) -> bool:
