@@ -559,3 +559,32 @@ def test_weights_read_by_an_entry_of_basicsr_s_cpu_format() -> None:
         """
     )
     assert [(f.code, f.start.line) for f in found] == [("DL501", 16), ("DL501", 20)]
+
+
+def test_pytorch_s_weights_named_by_a_module_level_constant() -> None:
+    # face-parsing's `resnet18_url = "https://download.pytorch.org/models/resnet18-5c106cde.pth"`,
+    # loaded with `modelzoo.load_url(resnet18_url)`. A name bound twice, or shadowed by the
+    # function's own parameter, is not known to hold it.
+    found = lint(
+        """
+        import torch.utils.model_zoo as modelzoo
+
+        resnet18_url = "https://download.pytorch.org/models/resnet18-5c106cde.pth"
+        other_url = "https://example.com/weights.pth"
+        twice_url = "https://download.pytorch.org/models/resnet34-333f7ec4.pth"
+        twice_url = "https://example.com/resnet34.pth"
+
+        def init_weight(model):
+            model.load_state_dict(modelzoo.load_url(resnet18_url))
+
+        def other(model):
+            model.load_state_dict(modelzoo.load_url(other_url))
+
+        def twice(model):
+            model.load_state_dict(modelzoo.load_url(twice_url))
+
+        def shadowed(model, resnet18_url):
+            model.load_state_dict(modelzoo.load_url(resnet18_url))
+        """
+    )
+    assert [(f.code, f.start.line) for f in found] == [("DL501", 12), ("DL501", 15), ("DL501", 18)]

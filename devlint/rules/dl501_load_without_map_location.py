@@ -228,6 +228,12 @@ class LoadWithoutMapLocation(Rule):
         text = string_value(expr)
         if text is not None:
             return text.startswith(_CPU_PUBLISHED)
+        if isinstance(expr, cst.Name) and not any(
+            expr.value in {p.name.value for p in function.params.params} or _rebinds(function, expr.value) for function in self._functions
+        ):
+            # `resnet18_url = "https://download.pytorch.org/..."` at module level (face-parsing)
+            constant = _module_constant(self.ctx.module, expr.value)
+            return constant is not None and constant.startswith(_CPU_PUBLISHED)
         if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name):
             table = _module_table(self.ctx.module, expr.value.value)
             urls = [url for url in table or () if url is not None]  # a `None` entry names no file
@@ -330,6 +336,18 @@ def _bound_pairs(node: cst.Assign) -> list[tuple[cst.BaseExpression, cst.BaseExp
     if isinstance(target, cst.Tuple) and isinstance(value, cst.Tuple) and len(target.elements) == len(value.elements):
         return [(t.value, v.value) for t, v in zip(target.elements, value.elements)]
     return [(target, value)]
+
+
+def _module_constant(module: cst.Module, name: str) -> str | None:
+    """The string a module-level name is bound to, once and to a literal (None: anything else)."""
+    if _defined_twice(module, name):
+        return None
+    for stmt in module.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name for t in small.targets):
+                    return string_value(small.value)
+    return None
 
 
 def _module_table(module: cst.Module, name: str) -> list[str | None] | None:
