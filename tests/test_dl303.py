@@ -1485,3 +1485,30 @@ def solve(a, b):
     return a.inverse() @ (b + eye)
 """
     assert findings(source) == [("DL303", 15, 11)]
+
+
+def test_returns_on_both_sides_of_an_availability_check_never_meet() -> None:
+    # DeepPrivacy's `to_cuda`: `return elements` runs only where CUDA is not, where no other
+    # device is; a caller on a CUDA machine always gets `.cuda()`'s result. A split on any other
+    # test (an empty batch) still hands a GPU caller a CPU tensor.
+    source = """
+import numpy as np
+import torch
+
+
+def to_cuda(elements):
+    if torch.cuda.is_available():
+        return elements.cuda(non_blocking=True)
+    return elements
+
+
+def image_to_torch(image):
+    return to_cuda(torch.from_numpy(image).contiguous())
+
+
+def first(x):
+    if x.numel() == 0:
+        return torch.zeros(1)
+    return x.sum(0)
+"""
+    assert findings(source) == [("DL303", 17, 16)]

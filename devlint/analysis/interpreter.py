@@ -30,7 +30,7 @@ from devlint.analysis.placement import combine, write_into
 from devlint.analysis.program import ClassInfo, FunctionInfo
 from devlint.analysis.shapes import holds_nothing, number_parameter, size_sources
 from devlint.analysis.torch_calls import converts_dtype_only, device_place
-from devlint.analysis.torchapi import DATA_FACTORIES, MODULE_METHODS_RETURNING_SELF, REGISTERED_STATE_CLASSES, TENSOR_ATTRIBUTES, TENSOR_METHODS
+from devlint.analysis.torchapi import AVAILABILITY_CALLS, DATA_FACTORIES, MODULE_METHODS_RETURNING_SELF, REGISTERED_STATE_CLASSES, TENSOR_ATTRIBUTES, TENSOR_METHODS
 from devlint.analysis.torchapi.frameworks import IN_PLACE_BATCH_LIBRARIES
 from devlint.analysis.usage import dataclass_fields, declared_value, tensor_parameters, unshown_in_exits
 from devlint.names import dotted_name, imports_any, is_none
@@ -64,6 +64,10 @@ class FunctionRun:
         self.solver = solver
         self.func = func
         self.assumed = assumed or {}  # a switch the body tests twice, held to one value for this run
+        # Where an availability check has put the statement running: True under
+        # `if torch.cuda.is_available():`, False in its else or past `if ...: return`, None elsewhere.
+        self.accelerator_path: bool | None = None
+        self._return_paths: dict[int, bool | None] = {}
         self.env: Env = Env()
         self._with_attributes: set[str] = set()  # roots of dotted keys in env (`self`, `args`)
         self.returns: list[tuple[cst.CSTNode, Value]] = []
@@ -209,7 +213,7 @@ class FunctionRun:
         func = self.func
         assert func is not None
         value: Value | None = None
-        for _, returned in self.returns:
+        for _, returned in self._returns_that_meet():
             value = returned if value is None else F.join(value, returned)
         self.solver.note_return(func.key, value if value is not None else F.NONE)
         self.solver.note_env(func.key, self.env)
@@ -219,10 +223,19 @@ class FunctionRun:
             self.solver.note_attrs(func.cls.key, attrs)
         self._check_split_returns()
 
+    def _returns_that_meet(self) -> list[tuple[cst.CSTNode, Value]]:
+        """DeepPrivacy's `to_cuda`: `if torch.cuda.is_available(): return x.cuda()`, then `return x`.
+        The second return runs only on a machine without CUDA, where no other device is: a caller
+        where CUDA is gets the first. Returns of both sides of an availability check never meet."""
+        paths = [self._return_paths.get(id(node)) for node, _ in self.returns]
+        if True in paths and False in paths:
+            return [pair for pair, path in zip(self.returns, paths) if path is not False]
+        return self.returns
+
     def _check_split_returns(self) -> None:
         """A fresh CPU tensor returned on one path, a tensor on the caller's device on another: a
         caller on a GPU gets a CPU tensor on the rare path (an empty batch, an out-of-range loss)."""
-        returned = [(node, _unwrap(value)) for node, value in self.returns]
+        returned = [(node, _unwrap(value)) for node, value in self._returns_that_meet()]
         for node, value in returned:
             if value.cpu_path is not None and not value.weak:
                 # Fresh on the CPU on one path into this very return (`loss = torch.tensor([1.0])`).
@@ -302,10 +315,14 @@ class FunctionRun:
     # -- statements ------------------------------------------------------------
     def exec_block(self, body: Iterable[cst.CSTNode]) -> bool:
         """Run statements; False when the block always leaves (return/raise/continue)."""
-        for stmt in body:
-            if not self.exec_stmt(stmt):
-                return False
-        return True
+        saved = self.accelerator_path  # an availability exit inside the block holds to its end
+        try:
+            for stmt in body:
+                if not self.exec_stmt(stmt):
+                    return False
+            return True
+        finally:
+            self.accelerator_path = saved
 
     def exec_stmt(self, stmt: cst.CSTNode) -> bool:
         kind = type(stmt)
@@ -351,6 +368,7 @@ class FunctionRun:
         elif type(small) is cst.Return:
             value = self.eval(small.value) if small.value is not None else F.NONE
             self.returns.append((small.value or small, value))
+            self._return_paths[id(small.value or small)] = self.accelerator_path
             return False
         elif type(small) in _LEAVING:
             if type(small) is cst.Raise and small.exc is not None:
@@ -574,6 +592,9 @@ class FunctionRun:
         self.eval(stmt.test)
         orelse = stmt.orelse
         cpu_in_body, cpu_in_else = self._cpu_tested(stmt.test)
+        available = self._availability_test(stmt.test)
+        if available is not None and not (cpu_in_body or cpu_in_else):
+            return self._exec_availability_test(stmt, available)
         held = switch(stmt.test) if self.assumed else None
         if held is not None and held[0] in self.assumed and not (cpu_in_body or cpu_in_else):
             # The run where the switch has this value takes this branch only (analysis/correlated.py).
@@ -610,6 +631,34 @@ class FunctionRun:
         if orelse is not None:
             branches.append(orelse.body)
         return self._branches(branches, fallthrough=orelse is None)
+
+    def _availability_test(self, test: cst.BaseExpression) -> bool | None:
+        """`torch.cuda.is_available()` (True: its body runs where the accelerator is) or
+        `not torch.cuda.is_available()` (False); None for any other test."""
+        polarity = True
+        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test, polarity = test.expression, not polarity
+        if isinstance(test, cst.Call) and not test.args and self.qualify(test.func) in AVAILABILITY_CALLS:
+            return polarity
+        return None
+
+    def _exec_availability_test(self, stmt: cst.If, available: bool) -> bool:
+        start, saved = self.env, self.accelerator_path
+        self.accelerator_path = available
+        body = self._run_branch(stmt.body, start)
+        self.accelerator_path = not available
+        orelse = stmt.orelse
+        if orelse is None:
+            other = (start.fork(), True)
+        elif isinstance(orelse, cst.If):
+            other = self._run_branch_stmt(orelse, start)
+        else:
+            other = self._run_branch(orelse.body, start)
+        self.accelerator_path = saved
+        falls = self._merge([body, other], start)
+        if orelse is None and not body[1]:
+            self.accelerator_path = not available  # past `if torch.cuda.is_available(): return ...`
+        return falls
 
     def _exec_cuda_test(self, stmt: cst.If, name: str) -> bool:
         """`if x.is_cuda: x = x.cpu()`: past it, `x` is still where it was when that was an MPS
