@@ -636,23 +636,3 @@ def test_a_data_parallel_subclass_of_another_file_takes_cpu_batches(tmp_path: Pa
     )
     lines = run("--quiet", "--select", "DL201", str(tmp_path)).splitlines()
     assert [line.split(": ", 1)[0] for line in lines] == [f"{tmp_path / 'train.py'}:12:9"]
-
-
-def test_a_helper_takes_what_another_project_helper_returns_to_its_callers(tmp_path: Path) -> None:
-    # SRGAN-PyTorch: a Dataset calls `image_resize(image_to_tensor(img))`, and `image_to_tensor`
-    # (imgproc.py) returns `torch.from_numpy(...)`: a CPU tensor, which the index knows. A result
-    # moved before it is passed on is no longer that function's result.
-    (tmp_path / "pyproject.toml").write_text("")
-    (tmp_path / "imgproc.py").write_text(
-        "import numpy as np\nimport torch\n\n\ndef image_to_tensor(image):\n    return torch.from_numpy(np.ascontiguousarray(image)).float()\n\n\n"
-        "def image_resize(image, scale):\n    idx = torch.arange(image.size(1) - 1, -1, -1)\n    return image.index_select(1, idx) * scale\n"
-    )
-    dataset = (
-        "import numpy as np\nfrom imgproc import image_resize, image_to_tensor\n\n\n"
-        "def item(device):\n    gt = image_to_tensor(np.zeros((3, 8, 8), np.float32))\n    return image_resize(gt, 0.25)\n"
-    )
-    (tmp_path / "dataset.py").write_text(dataset)
-    assert run("--quiet", str(tmp_path)) == ""
-    (tmp_path / "dataset.py").write_text(dataset.replace("return image_resize(gt, 0.25)", "return image_resize(gt.to(device), 0.25)"))
-    [line] = run("--quiet", str(tmp_path)).splitlines()
-    assert line.startswith(f"{tmp_path / 'imgproc.py'}:10:11: DL303")

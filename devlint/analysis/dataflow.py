@@ -124,7 +124,6 @@ class Solver:
         self._next_attrs: dict[str, dict[str, Value]] = {}
         self._next_envs: dict[str, dict[str, Value]] = {}
         self._events: dict[tuple[str, int], object] = {}
-        self.foreign_results: dict[int, tuple[Value, str]] = {}
         # What the run under way reads and does, and each function's last run.
         self._reads: dict[tuple[str, str], object] = {}
         self._ops: list[_Op] = []

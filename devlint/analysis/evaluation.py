@@ -34,9 +34,6 @@ class SharedFacts(Protocol):
     settings: NameSettings
     recording: bool
     imported: ImportedFacts  # what the file sees of the project's other files
-    # The results of calls of names from elsewhere the file cannot see into, by identity: another
-    # file's call site may pass one on, and the project index knows what that function returns.
-    foreign_results: dict[int, tuple[Value, str]]
 
     def read(self, table: str, name: str, default: object) -> Any: ...
 

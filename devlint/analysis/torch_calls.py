@@ -169,38 +169,24 @@ def call_qualified(run: Evaluation, node: cst.Call, qualified: str) -> Value:
     if any(v.kind is Kind.LOADER for _, v in args) and any(_is_device_argument(run, expr, v) for expr, v in args):
         # `pl.MpDeviceLoader(loader, device)`, a `DeviceDataLoader(dl, device)`: yields moved batches.
         return Value(Kind.SEQ, elem=F.UNKNOWN)
-    if qualified.split(".", 1)[0] in sys.stdlib_module_names:
-        return F.UNKNOWN
-    result = Value()  # unknown here, and this very object: passed on as it is, another file may know it
-    run.solver.foreign_results[id(result)] = (result, qualified)
-    return result
+    return F.UNKNOWN
 
 
 def _note_outgoing(run: Evaluation, node: cst.Call, qualified: str, args: Arguments) -> None:
     """Tell the project what a call of a name from elsewhere passes, where it passes a tensor: a
     helper of another file takes its callers' devices from such calls. The standard library's
     functions take no tensors of ours to another file."""
-    if qualified.split(".", 1)[0] in sys.stdlib_module_names:
-        return
-    passed = [(arg, _tensor_or_result(run, value)) for (_, value), arg in zip(args, node.args)]
-    if not any(value is not None for _, value in passed):
+    if qualified.split(".", 1)[0] in sys.stdlib_module_names or not any(value.kind is Kind.TENSOR for _, value in args):
         return
     if any(arg.star for arg in node.args):
         return  # what an unpacking fills is unknown
-    positional = tuple(value for arg, value in passed if arg.keyword is None)
-    keywords = tuple((arg.keyword.value, value) for arg, value in passed if arg.keyword is not None)
+    positional = tuple(_tensor_or_none(value) for (_, value), arg in zip(args, node.args) if arg.keyword is None)
+    keywords = tuple((arg.keyword.value, _tensor_or_none(value)) for (_, value), arg in zip(args, node.args) if arg.keyword is not None)
     run.solver.record(run.key, node, OutgoingCall(qualified, positional, keywords, node))
 
 
-def _tensor_or_result(run: Evaluation, value: Value) -> Value | None:
-    """A tensor, or the untouched result of another name from elsewhere (SRGAN's dataset passes
-    `image_to_tensor(img)` on to `image_resize`): named by its callee, for the index to resolve."""
-    if value.kind is Kind.TENSOR:
-        return value
-    held = run.solver.foreign_results.get(id(value))
-    if held is not None and held[0] is value:
-        return Value(place=Place(PlaceKind.UNKNOWN, held[1]))
-    return None
+def _tensor_or_none(value: Value) -> Value | None:
+    return value if value.kind is Kind.TENSOR else None
 
 
 def _assumed_inputs(run: Evaluation, expr: cst.BaseExpression) -> bool:

@@ -18,7 +18,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from devlint.analysis.checkpoints import may_write_cpu_state
-from devlint.analysis.facts import PlaceFact
 from devlint.analysis.imported import Caller, ImportedClass, ImportedFacts, ImportedFunction, ImportedVariable
 from devlint.analysis.gpu_only import imports_gpu_only_library
 from devlint.analysis.nccl_start import LOCAL
@@ -147,23 +146,7 @@ class ProjectIndex:
         for call in summary.calls_out:
             resolved = self._resolve_call(call.callee, roots)
             if resolved is not None and resolved[0] != here:
-                positional = tuple(self._result_of(fact, roots) for fact in call.positional)
-                keywords = tuple((name, self._result_of(fact, roots)) for name, fact in call.keywords)
-                if any(fact is not None for fact in positional) or any(fact is not None for _, fact in keywords):
-                    table.setdefault(resolved, []).append(Caller(positional, keywords, f"{summary.path}:{call.line}"))
-
-    def _result_of(self, fact: PlaceFact | None, roots: tuple[Path, ...]) -> PlaceFact | None:
-        """A tensor passed as it is; the result of a project function passed on untouched is what
-        that function's summary says it returns for any caller, where that is a CPU tensor."""
-        if fact is None or not (fact.kind == "unknown" and fact.place == "unknown" and fact.name):
-            return fact
-        resolved = self._resolve_call(fact.name, roots)
-        summary = self.summary(resolved[0]) if resolved is not None else None
-        function = summary.functions.get(resolved[1]) if summary is not None and resolved is not None else None
-        if function is None:
-            return None
-        returns = function.returns
-        return returns if returns.kind == "tensor" and returns.place == "cpu" else None
+                table.setdefault(resolved, []).append(Caller(call.positional, call.keywords, f"{summary.path}:{call.line}"))
 
     def _resolve_call(self, qualified: str, roots: tuple[Path, ...]) -> tuple[Path, str] | None:
         key = (qualified, roots)
