@@ -631,6 +631,9 @@ def test_returns_a_value_reads_every_suite_of_the_function_but_no_nested_scope(s
         ("if args.cuda:\n    a()\nargs = parse()\nif args.cuda:\n    b()\n", None),
         ("if x.is_cuda:\n    x = x.cpu()\nif x.is_cuda:\n    b()\n", None),
         ("if args.cuda:\n    a()\nif args.cuda and big:\n    b()\n", None),
+        # Compared with another name, not a constant: what it holds may change between the tests.
+        ("if args.ngpu > limit:\n    a()\nif args.ngpu > limit:\n    b()\n", None),
+        ('if args.device == "cuda":\n    a()\nif args.device == "cuda":\n    b()\n', "args.device Equal 'cuda'"),
         ("if args.cuda:\n    a()\ndef f():\n    if args.cuda:\n        b()\n", None),
     ],
 )

@@ -18,7 +18,7 @@ from devlint.analysis.facts import CPU, MODULE_DEVICE, Kind, PlaceKind, Value
 from devlint.analysis.opaque import escape
 from devlint.analysis.placement import combine
 from devlint.analysis.program import ClassInfo, FunctionInfo
-from devlint.analysis.torchapi import SCATTERING_WRAPPERS
+from devlint.analysis.torchapi import SCATTERING_WRAPPERS, scattering_base
 from devlint.names import dotted_name, is_none
 
 _BUILTINS = frozenset(
@@ -124,9 +124,9 @@ def construct_local(run: Evaluation, node: cst.Call, cls: ClassInfo) -> Value:
     init = cls.methods.get("__init__")
     if init is not None:
         _note_args(run, init, node, args, skip_self=True)
-    scatterer = next((base.rsplit(".", 1)[-1] for base in cls.bases if base.rsplit(".", 1)[-1] in SCATTERING_WRAPPERS), None)
+    scatterer = scattering_base(cls.bases)
     wrapped = [value for _, value in args if value.kind is Kind.MODULE]
-    if scatterer is not None and wrapped:
+    if scatterer and wrapped:
         return replace(wrapped[0], cls=scatterer)  # a DataParallel subclass: where the wrapped model is, as torch's
     if cls.is_module:
         if torch_calls.may_pass_device(run, node, args):
@@ -358,7 +358,7 @@ def _scatters(run: Evaluation, callee: Value) -> bool:
     if callee.cls in SCATTERING_WRAPPERS:
         return True
     info = run.solver.program.classes.get(callee.cls)
-    return info is not None and any(base.rsplit(".", 1)[-1] in SCATTERING_WRAPPERS for base in info.bases)
+    return info is not None and bool(scattering_base(info.bases))
 
 
 def _forward_of(run: Evaluation, callee: Value) -> FunctionInfo | None:

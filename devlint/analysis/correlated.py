@@ -32,11 +32,9 @@ def switch(test: cst.BaseExpression) -> tuple[str, bool] | None:
         return (name, polarity) if name is not None else None
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, _COMPARISONS):
         name = dotted_name(test.left)
-        other = test.comparisons[0].comparator
-        if name is not None and isinstance(other, (cst.Integer, cst.SimpleString, cst.Name)) and dotted_name(other) not in (name,):
-            if isinstance(other, cst.Name) and other.value not in ("None", "True", "False"):
-                return None
-            return f"{name} {type(test.comparisons[0].operator).__name__} {_literal(other)}", polarity
+        literal = _literal(test.comparisons[0].comparator)
+        if name is not None and literal is not None:
+            return f"{name} {type(test.comparisons[0].operator).__name__} {literal}", polarity
     return None
 
 
@@ -63,10 +61,13 @@ def repeated_switch(body: Sequence[cst.CSTNode]) -> str | None:
     return None
 
 
-def _literal(node: cst.BaseExpression) -> str:
+def _literal(node: cst.BaseExpression) -> str | None:
+    """`0`, `"cuda"`, `None`: a constant a switch is compared with (None: anything else)."""
     if isinstance(node, cst.SimpleString):
         return repr(node.evaluated_value)
-    return node.value if isinstance(node, (cst.Integer, cst.Name)) else ""
+    if isinstance(node, cst.Integer) or isinstance(node, cst.Name) and node.value in ("None", "True", "False"):
+        return node.value
+    return None
 
 
 def _rebinds(target: str, root: str) -> bool:

@@ -15,7 +15,7 @@ from typing import Protocol
 
 import libcst as cst
 
-from devlint.analysis.torchapi import ACCELERATOR_TYPES, AVAILABILITY_CALLS, AVAILABILITY_VALUES, CPU_TYPES, SCATTERING_WRAPPERS
+from devlint.analysis.torchapi import ACCELERATOR_TYPES, AVAILABILITY_CALLS, AVAILABILITY_VALUES, CPU_TYPES, scattering_base
 from devlint.analysis.torchapi.frameworks import AVAILABILITY_HELPERS, GPU_TEST_DECORATORS
 from devlint.names import dotted_name, is_none
 from devlint.tree import descendants
@@ -614,7 +614,7 @@ class AcceleratorGuards:
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._classes.append(node.name.value)
-        self._scattering.append(any((self.ctx.qualify(base.value) or "").rsplit(".", 1)[-1] in SCATTERING_WRAPPERS for base in node.bases))
+        self._scattering.append(bool(scattering_base(self.ctx.qualify(base.value) or "" for base in node.bases)))
         self._if_stack.append((self._decorated_guard(node), False))
         self.visit_If_body(node)  # type: ignore[arg-type]
 

@@ -20,7 +20,7 @@ class ImportedClass:
     stateless: bool
     where: str  # "models/base.py:12"
     wraps: tuple[int, ...] = ()  # positions of constructor arguments it keeps as a model it calls
-    scatters: bool = False  # derives from DataParallel (or kin): copies its inputs onto its devices
+    scatters: str = ""  # the DataParallel (or kin) it derives from: it copies its inputs onto its devices
 
 
 @dataclass(frozen=True)

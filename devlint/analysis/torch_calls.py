@@ -212,7 +212,7 @@ def _construct_imported(run: Evaluation, node: cst.Call, qualified: str, cls: Im
     leaf = qualified.rsplit(".", 1)[-1]
     wrapped = [value for _, value in args if value.kind is Kind.MODULE]
     if cls.scatters and wrapped:
-        return replace(wrapped[0], cls="DataParallel")  # where the wrapped model is, and scattering its inputs
+        return replace(wrapped[0], cls=cls.scatters)  # where the wrapped model is, and scattering its inputs
     if cls.stateless:
         return Value(Kind.MODULE, F.NOWHERE, cls=leaf, stateless=True)
     if may_pass_device(run, node, args) or any(maybe_moved_module(value) for _, value in args) or wraps_what_it_is_given(cls.wraps, node, args):

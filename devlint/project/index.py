@@ -22,7 +22,7 @@ from devlint.analysis.imported import Caller, ImportedClass, ImportedFacts, Impo
 from devlint.analysis.gpu_only import imports_gpu_only_library
 from devlint.analysis.nccl_start import LOCAL
 from devlint.analysis.summary import ModuleSummary, star_sources
-from devlint.analysis.torchapi import SCATTERING_WRAPPERS, is_torch_module_class
+from devlint.analysis.torchapi import is_torch_module_class, scattering_base
 from devlint.analysis.torchapi.frameworks import DATASET_BASES, MODULE_BASES
 from devlint.discovery import never_walked
 from devlint.project.layout import import_roots, marked_root, module_file, project_root, real
@@ -203,8 +203,9 @@ class ProjectIndex:
             module = self._is_module(where, name, 0)
             dataset = cls.dataset or any(base in DATASET_BASES for base in cls.bases)
             if module or dataset:
-                scatters = any(base.rsplit(".", 1)[-1] in SCATTERING_WRAPPERS for base in cls.bases)
-                facts.classes[qualified] = ImportedClass(module, dataset, cls.stateless, f"{summary.path}:{cls.line}", cls.wraps, scatters)
+                facts.classes[qualified] = ImportedClass(
+                    module, dataset, cls.stateless, f"{summary.path}:{cls.line}", cls.wraps, scattering_base(cls.bases)
+                )
             return
         function = summary.functions.get(name)
         if function is not None:

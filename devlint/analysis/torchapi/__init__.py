@@ -9,6 +9,8 @@ and never lists torch names of its own.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from devlint.analysis.torchapi import generated as _data
 
 # -- device types ------------------------------------------------------------------------------
@@ -248,3 +250,9 @@ MODULE_WRAPPERS = frozenset(
 )
 # They scatter their inputs onto the devices themselves.
 SCATTERING_WRAPPERS = frozenset({"DistributedDataParallel", "DataParallel", "FullyShardedDataParallel"})
+
+
+def scattering_base(bases: Iterable[str]) -> str:
+    """The wrapper a class derives from among its (qualified) bases, or "": such a subclass
+    scatters its inputs as the wrapper does."""
+    return next((leaf for base in bases if (leaf := base.rsplit(".", 1)[-1]) in SCATTERING_WRAPPERS), "")
