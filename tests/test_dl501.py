@@ -273,6 +273,31 @@ def test_a_learning_rate_schedulers_state_holds_no_tensors() -> None:
     assert found == [("DL501", 9, 35)]
 
 
+def test_a_gradient_scalers_state_holds_no_tensors() -> None:
+    # transformers' Trainer (vendored by ChatGLM-6B's ptuning/trainer.py) saves the scaler's
+    # state as a file of its own and resumes it without map_location: `GradScaler.state_dict()`
+    # is numbers. A checkpoint that only holds the scaler among the model's state stays reported.
+    found = positions(
+        """
+        import torch
+        from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler
+
+        class Trainer:
+            def setup(self, sharded):
+                if sharded:
+                    self.scaler = ShardedGradScaler()
+                else:
+                    self.scaler = torch.cuda.amp.GradScaler()
+
+            def resume(self, path):
+                self.scaler.load_state_dict(torch.load(path + "/scaler.pt"))
+                checkpoint = torch.load(path + "/checkpoint.pt")
+                self.scaler.load_state_dict(checkpoint["scaler"])
+        """
+    )
+    assert found == [("DL501", 13, 22)]
+
+
 def test_a_url_parameter_fed_only_pytorch_published_weights() -> None:
     # torchreid's init_pretrained_weights(model, model_url) in densenet/resnet/pcb/shufflenetv2.py
     # and torchvision's densenet.py `_load_state_dict(model, model_urls[arch], progress)`: every

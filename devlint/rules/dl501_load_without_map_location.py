@@ -7,7 +7,7 @@ import libcst as cst
 from devlint.analysis.checkpoints import read_as_cpu_format, restores_module_state, writes_cpu_state
 from devlint.analysis.guards import string_value
 from devlint.analysis.torchapi import DOWNLOAD_LOADS, LOAD_FUNCTIONS, SAVE_FUNCTIONS
-from devlint.analysis.torchapi.frameworks import DATASET_BASES, LR_SCHEDULER_FACTORIES, LR_SCHEDULER_MODULE
+from devlint.analysis.torchapi.frameworks import DATASET_BASES, GRAD_SCALERS, LR_SCHEDULER_FACTORIES, LR_SCHEDULER_MODULE
 from devlint.names import dotted_name, with_local_bases
 from devlint.tree import descendants
 from devlint.fixes import add_map_location
@@ -192,7 +192,7 @@ class LoadWithoutMapLocation(Rule):
     def visit_Assign(self, node: cst.Assign) -> None:
         if isinstance(node.value, cst.Call):
             built = self.ctx.qualify(node.value.func) or ""
-            if built.startswith(LR_SCHEDULER_MODULE) or built in LR_SCHEDULER_FACTORIES:
+            if built.startswith(LR_SCHEDULER_MODULE) or built in LR_SCHEDULER_FACTORIES or built in GRAD_SCALERS:
                 self._schedulers.update(name for t in node.targets if (name := dotted_name(t.target)) is not None)
         temporary = self._temporary_path(node.value)
         for target in node.targets:

@@ -66,13 +66,13 @@ AVAILABILITY_HELPERS = frozenset(
     }
 )
 
-# What builds a learning-rate scheduler, whose `state_dict()` holds Python numbers only (the
-# scheduler's own attributes, never the optimizer's tensors): loading it needs no `map_location`.
 # Entries that name a writer's format: BasicSR's `save_network` stores `{"params": ..., "params_ema": ...}`
 # with every tensor copied by `param.cpu()`; Real-ESRGAN, GFPGAN, CodeFormer and GPEN publish their
 # weights in it, and the projects that load them read the entry by name.
 CPU_CHECKPOINT_ENTRIES = frozenset({"params_ema"})
 
+# What builds a learning-rate scheduler, whose `state_dict()` holds Python numbers only (the
+# scheduler's own attributes, never the optimizer's tensors): loading it needs no `map_location`.
 LR_SCHEDULER_MODULE = "torch.optim.lr_scheduler."
 LR_SCHEDULER_FACTORIES = frozenset(
     f"{package}.{name}"
@@ -87,6 +87,21 @@ LR_SCHEDULER_FACTORIES = frozenset(
         "get_polynomial_decay_schedule_with_warmup",
         "get_inverse_sqrt_schedule",
     )
+)
+
+# Gradient scalers, whose `state_dict()` is Python numbers too (`scale` and `_growth_tracker`
+# taken with `.item()`, the growth settings): transformers' Trainer saves and loads it as a file
+# of its own.
+GRAD_SCALERS = frozenset(
+    {
+        "torch.amp.GradScaler",
+        "torch.amp.grad_scaler.GradScaler",
+        "torch.cuda.amp.GradScaler",
+        "torch.cpu.amp.GradScaler",
+        "torch.distributed.fsdp.sharded_grad_scaler.ShardedGradScaler",
+        "fairscale.optim.grad_scaler.ShardedGradScaler",
+        "torch_xla.amp.GradScaler",
+    }
 )
 
 # Test decorators that skip a test unless a GPU is there (matched by their last name, lower
