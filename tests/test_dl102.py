@@ -48,16 +48,38 @@ def test_positions_and_messages() -> None:
     ]
 
 
-def test_set_default_tensor_type_cuda_is_reported_even_guarded() -> None:
+def test_set_default_tensor_type_cuda_is_reported_guarded_where_a_sampler_draws_indices() -> None:
+    # ssd.pytorch's train.py: the CUDA default under `if args.cuda` breaks its shuffling DataLoader
+    # (ssd.pytorch #578, #561). Its eval.py and test.py, and ECCV2022-RIFE's inference_video.py,
+    # set it the same way and draw no indices: nothing fails there.
     found = lint(
         """
         import torch
         if torch.cuda.is_available():
             torch.set_default_tensor_type(torch.cuda.FloatTensor)
+        loader = torch.utils.data.DataLoader(dataset, batch_size=4, shuffle=True)
         """
     )
     assert [(f.code, f.start.line, f.start.column) for f in found] == [("DL102", 3, 5)]
     assert "Expected a 'cuda' device type for generator" in found[0].message
+    for draws in ("sampler = DistributedSampler(dataset)", "g = torch.Generator()", "a, b = random_split(dataset, [8, 2])"):
+        assert [f.code for f in lint(f"import torch\nif torch.cuda.is_available():\n    torch.set_default_tensor_type('torch.cuda.FloatTensor')\n{draws}\n")] == ["DL102"]
+
+
+def test_set_default_tensor_type_cuda_guarded_in_a_program_drawing_no_indices_is_silent() -> None:
+    assert lint(
+        """
+        import torch
+        if args.cuda and torch.cuda.is_available():
+            torch.set_default_tensor_type("torch.cuda.FloatTensor")
+        else:
+            torch.set_default_tensor_type("torch.FloatTensor")
+        net = build_net()
+        """
+    ) == []
+    # Unguarded, it raises on every machine without CUDA.
+    found = lint("import torch\ntorch.set_default_tensor_type(torch.cuda.HalfTensor)\n")
+    assert [(f.code, f.start.line) for f in found] == [("DL102", 2)]
 
 
 IDIOMS = {

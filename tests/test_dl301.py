@@ -867,6 +867,45 @@ NEGATIVES = {
         b = torch.randn(3, device=device)
         c = a + b
         """,
+    # ssd.pytorch's demo and test.py: where CUDA is, the default tensor type puts the modules
+    # built after it and the legacy `torch.Tensor(...)` on CUDA, beside the batch moved there.
+    "cuda-default-tensor-type-builds-the-model": """
+        import torch
+        import torch.nn as nn
+
+        if torch.cuda.is_available():
+            torch.set_default_tensor_type("torch.cuda.FloatTensor")
+
+        net = nn.Conv2d(3, 4, 3)
+        x = torch.from_numpy(img).unsqueeze(0)
+        if torch.cuda.is_available():
+            x = x.cuda()
+        y = net(x)
+        scale = torch.Tensor([8.0, 8.0, 8.0, 8.0])
+        out = y[0, 0, 0, :4] * scale
+        """,
+    "cuda-default-tensor-type-in-one-branch-cpu-in-the-other": """
+        import torch
+
+        if args.cuda and torch.cuda.is_available():
+            torch.set_default_tensor_type(torch.cuda.FloatTensor)
+        else:
+            torch.set_default_tensor_type(torch.FloatTensor)
+
+        def test_net(net, cuda, img):
+            x = torch.from_numpy(img).permute(2, 0, 1).unsqueeze(0)
+            if cuda:
+                x = x.cuda()
+            detections = net(x).data
+            scale = torch.Tensor([img.shape[1], img.shape[0], img.shape[1], img.shape[0]])
+            return (detections[0, 0, 0, :4] * scale).cpu().numpy()
+
+        def main():
+            net = torch.nn.Conv2d(3, 4, 3)
+            if args.cuda:
+                net = net.cuda()
+            test_net(net, args.cuda, img)
+        """,
     "pure-cpu-code": """
         import torch
 

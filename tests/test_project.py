@@ -249,6 +249,22 @@ def test_a_helper_of_another_file_returns_on_its_arguments_device(tmp_path: Path
     assert "meets `x` on `x`'s device, which the caller chooses at line 8" in lines[0]
 
 
+def test_a_model_another_file_builds_after_a_cuda_default_tensor_type_is_not_on_the_cpu(tmp_path: Path) -> None:
+    # ssd.pytorch's demo: `build_ssd` (ssd.py) builds the model where the notebook's default
+    # tensor type puts it: on CUDA where CUDA is. Its summary was made on the CPU default.
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "ssd.py").write_text("import torch.nn as nn\n\n\ndef build_ssd():\n    return nn.Conv2d(3, 4, 3)\n")
+    demo = (
+        "import torch\nfrom ssd import build_ssd\n\n{default}"
+        "net = build_ssd()\nx = torch.zeros(1, 3, 8, 8).cuda()\ny = net(x)\n"
+    )
+    (tmp_path / "demo.py").write_text(demo.format(default="if torch.cuda.is_available():\n    torch.set_default_tensor_type('torch.cuda.FloatTensor')\n"))
+    assert run("--quiet", "--select", "DL301", str(tmp_path)) == ""
+    (tmp_path / "demo.py").write_text(demo.format(default=""))
+    lines = run("--quiet", "--select", "DL301", str(tmp_path)).splitlines()
+    assert [line.split(" ", 2)[:2] for line in lines] == [[f"{tmp_path / 'demo.py'}:6:5:", "DL301"]]
+
+
 def test_a_helper_called_in_its_own_file_tells_other_files_what_it_returns_for_any_caller(tmp_path: Path) -> None:
     # hifi-gan's meldataset.py: `mel_spectrogram(y, ...)` builds its filters with `.to(y.device)`; its own
     # file calls it from the Dataset with CPU audio, train.py with the generator's output on the device.

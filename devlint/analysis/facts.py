@@ -50,6 +50,9 @@ UNKNOWN_PLACE = Place(PlaceKind.UNKNOWN)
 NOWHERE = Place(PlaceKind.NOWHERE)
 MODULE_DEVICE = Place(PlaceKind.DEVICE, "<the module's device>")
 INPUT_DEVICE = Place(PlaceKind.DEVICE, "<the device of the module's inputs>")
+# Where `torch.set_default_tensor_type(torch.cuda.FloatTensor)` puts new tensors: CUDA where the
+# program set it, which it does where CUDA is (otherwise the call itself raises).
+DEFAULT_TYPE_DEVICE = Place(PlaceKind.DEVICE, "<the default tensor type's device>")
 
 
 def conflicting(a: Place, b: Place) -> bool:

@@ -29,7 +29,7 @@ from devlint.analysis.narrowing import cuda_tested, may_be_tensor, not_tensors, 
 from devlint.analysis.placement import combine, write_into
 from devlint.analysis.program import ClassInfo, FunctionInfo
 from devlint.analysis.shapes import holds_nothing, number_parameter, size_sources
-from devlint.analysis.torch_calls import converts_dtype_only, device_place
+from devlint.analysis.torch_calls import converts_dtype_only, default_type_place, device_place
 from devlint.analysis.torchapi import AVAILABILITY_CALLS, DATA_FACTORIES, MODULE_METHODS_RETURNING_SELF, REGISTERED_STATE_CLASSES, TENSOR_ATTRIBUTES, TENSOR_METHODS
 from devlint.analysis.torchapi.frameworks import IN_PLACE_BATCH_LIBRARIES
 from devlint.analysis.usage import dataclass_fields, declared_value, tensor_parameters, unshown_in_exits
@@ -541,11 +541,12 @@ class FunctionRun:
                 if expr.args and (attr := string_value(expr.args[0].value)) is not None:
                     self.env[f"{self.func.self_param}.{attr}"] = Value(Kind.TENSOR, MODULE_DEVICE)
                 return
-        if isinstance(expr, cst.Call) and self.qualify(expr.func) == "torch.set_default_device" and expr.args:
-            place = device_place(self, expr.args[0].value)
-            self.default_place = place
-            if self.func is None:
-                self.solver.note_default_place(place)
+        if isinstance(expr, cst.Call):
+            place = device_place(self, expr.args[0].value) if self.qualify(expr.func) == "torch.set_default_device" and expr.args else default_type_place(self, expr)
+            if place is not None:
+                self.default_place = place
+                if self.func is None:
+                    self.solver.note_default_place(place)
         self.eval(expr)
 
     def _module_itself(self, expr: cst.BaseExpression) -> cst.BaseExpression:

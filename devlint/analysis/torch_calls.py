@@ -24,7 +24,7 @@ from devlint.analysis.class_facts import nn_owns_no_state
 from devlint.analysis.evaluation import Arguments, Evaluation
 from devlint.analysis.events import CpuArgumentOnDevice, NumpyOnDevice, Operand, OutgoingCall
 from devlint.analysis.expressions import batch_value
-from devlint.analysis.facts import CPU, MODULE_DEVICE, Kind, Origin, Place, PlaceKind, Value
+from devlint.analysis.facts import CPU, DEFAULT_TYPE_DEVICE, MODULE_DEVICE, Kind, Origin, Place, PlaceKind, Value
 from devlint.analysis.guards import device_type_of_string, string_value
 from devlint.analysis.imported import ImportedClass, ImportedFunction
 from devlint.analysis.naming import is_device_name
@@ -39,6 +39,7 @@ from devlint.analysis.torchapi import (
     function_results,
     CPU_REQUIRED_ARGUMENTS,
     CROSS_DEVICE_METHODS,
+    CPU_TENSOR_TYPES,
     CUDA_TENSOR_TYPES,
     DIMS_PRESERVING_FUNCTIONS,
     DIMS_PRESERVING_METHODS,
@@ -235,6 +236,8 @@ def _call_imported(run: Evaluation, node: cst.Call, qualified: str, function: Im
         return returns.value(None).at(passed.place, passed.origin, batch=passed.batch)
     if returns.place == "follows":
         return F.UNKNOWN  # follows an input of the helper's own we cannot see here
+    if returns.place == "cpu" and run.default_place != CPU:
+        return F.UNKNOWN  # its summary built it on the CPU default, which this program changed
     noun = {"tensor": "a tensor", "module": "a module"}.get(returns.kind, "a value")
     what = f"`{leaf}` ({function.where}) returns {noun} {returns.what}" if returns.what else f"returned by `{leaf}` ({function.where})"
     return returns.value(run.origin(node, what))
@@ -427,6 +430,22 @@ def device_place(run: Evaluation, expr: cst.BaseExpression) -> Place:
     return F.UNKNOWN_PLACE
 
 
+def default_type_place(run: Evaluation, node: cst.Call) -> Place | None:
+    """Where factories put their tensors after `torch.set_default_tensor_type(T)`: a CUDA type
+    makes them CUDA tensors (the call raises where CUDA is not), a CPU type CPU ones. A CPU type
+    set after a CUDA one on another path (`if cuda: ... else: set(torch.FloatTensor)`) leaves the
+    place where the program set the CUDA type; None: not such a call."""
+    if run.qualify(node.func) != "torch.set_default_tensor_type" or not node.args:
+        return None
+    arg = node.args[0].value
+    named = run.qualify(arg) or string_value(arg) or ""
+    if named in CUDA_TENSOR_TYPES or named.startswith("torch.cuda."):
+        return DEFAULT_TYPE_DEVICE
+    if named in CPU_TENSOR_TYPES:
+        return run.default_place if run.default_place == DEFAULT_TYPE_DEVICE else CPU
+    return None
+
+
 def move_helper(run: Evaluation, node: cst.Call) -> Value:
     """A configured (or framework) helper that moves its argument to the device it is given."""
     args = arguments(run, node)
@@ -448,6 +467,9 @@ def factory(run: Evaluation, node: cst.Call, qualified: str) -> Value:
         if tensors:
             return tensors[0].at(tensors[0].place)
     if run.default_place != CPU and factory_placement(qualified) == "default":
+        return Value(Kind.TENSOR, run.default_place, run.origin(node, f"created by `{qualified}`"))
+    if run.default_place == DEFAULT_TYPE_DEVICE and qualified == "torch.Tensor":
+        # The legacy constructor makes the default tensor type, which the default device does not set.
         return Value(Kind.TENSOR, run.default_place, run.origin(node, f"created by `{qualified}`"))
     dims = dimensions.of_factory(qualified, node, args)
     in_module = run.cls.name if run.in_module_method and run.cls is not None else ""

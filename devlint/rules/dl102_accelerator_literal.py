@@ -14,6 +14,9 @@ from devlint.snippet import snippet
 from devlint.tree import descendants
 
 _SET_DEFAULT_TYPE = frozenset({"torch.set_default_tensor_type"})
+# What draws indices with a CPU `torch.Generator`: a loader, sampler or generator class (any
+# `*Sampler`), or `random_split`, named anywhere in the file's code.
+_RANDOM_INDEX_WORDS = frozenset({"DataLoader", "Generator", "random_split"})
 
 
 def _is_device_name(name: str) -> bool:
@@ -40,8 +43,9 @@ class AcceleratorLiteral(Rule):
     see (never read, or bound anew before any read), and a command-line
     default the file falls back from (`args.device = "cpu"`, `args.device if <check> else "cpu"`).
     `torch.set_default_tensor_type(torch.cuda.FloatTensor)` is
-    reported even under a guard: it also moves the CPU generators that
-    DataLoader's shuffling uses, which fails on GPU machines.
+    reported even under a guard where the file draws random indices: it also
+    moves the `randperm` of DataLoader's shuffling to CUDA, where the CPU
+    generator fails it.
     """
 
     code = "DL102"
@@ -64,6 +68,7 @@ class AcceleratorLiteral(Rule):
         self._reported: set[int] = set()
         self._defaults: list[tuple[cst.CSTNode, str]] = []  # command-line defaults, by option name
         self._calls: dict[str, list[cst.Call]] | None = None
+        self._random_indices: bool | None = None
 
     # A branch of a device-choosing ternary is the idiom, never a finding.
     def visit_IfExp(self, node: cst.IfExp) -> None:
@@ -122,6 +127,8 @@ class AcceleratorLiteral(Rule):
             arg = node.args[0].value
             value = string_value(arg)
             if self.ctx.qualify(arg) in CUDA_TENSOR_TYPES or (value is not None and value.startswith("torch.cuda.")):
+                if self.ctx.guards.guarded and not self._draws_random_indices():
+                    return
                 self.report(
                     node,
                     "`torch.set_default_tensor_type` with a CUDA type also makes CUDA the default for samplers and "
@@ -167,6 +174,19 @@ class AcceleratorLiteral(Rule):
                     self._flag(literal, f"as `{arg.keyword.value}=`")
         if isinstance(func, cst.Attribute) and func.attr.value == "add_argument":
             self._argparse_default(node)
+
+    def _draws_random_indices(self) -> bool:
+        """Whether the file names what draws indices with a CPU generator (a DataLoader's
+        sampler, `random_split`, a `torch.Generator`): where CUDA is, the CUDA default type
+        breaks these, and nothing else of a program that sets it there."""
+        if self._random_indices is None:
+            names = (
+                node.value if isinstance(node, cst.Name) else node.attr.value
+                for node in descendants(self.ctx.module)
+                if isinstance(node, (cst.Name, cst.Attribute))
+            )
+            self._random_indices = any(name in _RANDOM_INDEX_WORDS or name.endswith("Sampler") for name in names)
+        return self._random_indices
 
     def _get_device_call(self, expr: cst.BaseExpression) -> bool:
         return (
