@@ -534,6 +534,53 @@ def test_a_datasets_data_is_not_reported() -> None:
     ) == [("DL501", 23, 30)]
 
 
+def test_a_reader_only_the_files_datasets_use_reads_their_data() -> None:
+    # Pytorch-UNet's `load_image` (read by its Dataset's `__getitem__`, and by a helper that
+    # only the Dataset calls) and ImageCaptioning's `HybridLoader` (built only by its Dataset).
+    # A reader the module's own code or a model also uses stays reported.
+    assert positions(
+        """
+        import numpy as np
+        import torch
+        from functools import partial
+        from torch.utils.data import Dataset
+
+
+        def load_image(filename):
+            return torch.load(filename).numpy()
+
+
+        def unique_values(mask_file):
+            return np.unique(load_image(mask_file))
+
+
+        class HybridLoader:
+            def __init__(self, db_path):
+                self.feats = torch.load(db_path)
+
+
+        def load_weights(path):
+            return torch.load(path)
+
+
+        class Basic(Dataset):
+            def __init__(self, files):
+                self.values = list(map(partial(unique_values), files))
+                self.loader = HybridLoader(files[0])
+                self.head = load_weights("head.pt")
+
+            def __getitem__(self, i):
+                return load_image(self.files[i])
+
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.load_state_dict(load_weights("net.pt"))
+        """
+    ) == [("DL501", 21, 12)]
+
+
 def test_a_load_that_runs_only_where_cuda_is_is_not_reported() -> None:
     # stargan-v2's checkpoint loaders: `if torch.cuda.is_available(): torch.load(f)`, else a CPU
     # map_location. A GPU checkpoint loads where CUDA is; `--strict` still reports it.

@@ -82,11 +82,12 @@ class LoadWithoutMapLocation(Rule):
         # torch.save's paths, by function (None: module level), and the loads decided once the
         # walk has seen them all (a script often loads before the function that saves).
         self._saved: set[tuple[int | None, str]] = set()
-        self._pending: list[tuple[cst.Call, int | None, str | None, bool, cst.CSTNode, str | None]] = []
+        self._pending: list[tuple[cst.Call, int | None, str | None, bool, cst.CSTNode, str | None, str | None]] = []
         self._schedulers: set[str] = set()  # names bound to a learning-rate scheduler
         self._loaded_into: dict[int, str] = {}  # id(load) -> `sched` for `sched.load_state_dict(torch.load(...))`
         self._scopes: list[int] = []  # the functions the walk is in, innermost last
         self._in_dataset: list[bool] = []  # per class the walk is in: does it derive from a Dataset?
+        self._units: list[str] = []  # the classes and functions the walk is in, outermost first
         self._functions: list[cst.FunctionDef] = []  # the same functions' nodes
         self._fed_published: dict[tuple[int, str], bool] = {}  # (function, parameter) -> every call passes PyTorch's weights
         self._cached: set[int] = set()  # id(load) of `v = torch.load(p)` whose other branch builds and saves `v`
@@ -96,9 +97,40 @@ class LoadWithoutMapLocation(Rule):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._in_dataset.append(self._derives_from_dataset(node))
+        self._units.append(node.name.value)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self._in_dataset.pop()
+        self._units.pop()
+
+    def _used_only_by_datasets(self) -> frozenset[str]:
+        """The file's top-level functions and classes that only its Dataset subclasses use (or
+        functions and classes only those use): every name of them outside their own definition
+        is in such a class or function, and one is (Pytorch-UNet's `load_image`, read by its
+        Dataset's `__getitem__`; ImageCaptioning's `HybridLoader`, which its Dataset builds)."""
+        units: dict[str, cst.CSTNode] = {}
+        uses: dict[str, set[str]] = {}  # name -> the top-level units naming it ("" for other statements)
+        datasets: set[str] = set()
+        for statement in self.ctx.module.body:
+            if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                name = statement.name.value
+                units[name] = statement
+                if isinstance(statement, cst.ClassDef) and self._derives_from_dataset(statement):
+                    datasets.add(name)
+            else:
+                name = ""
+            for used in _names_used(statement):
+                if used != name:
+                    uses.setdefault(used, set()).add(name)
+        only = set(datasets)
+        changed = True
+        while changed:
+            changed = False
+            for name in units:
+                if name not in only and uses.get(name) and uses[name] <= only:
+                    only.add(name)
+                    changed = True
+        return frozenset(only - datasets)
 
     def _derives_from_dataset(self, node: cst.ClassDef) -> bool:
         """A subclass of `torch.utils.data.Dataset`, directly, through a class of this file, or
@@ -110,11 +142,13 @@ class LoadWithoutMapLocation(Rule):
         self._frames.append(_parameter_frame(node.params))
         self._scopes.append(id(node))
         self._functions.append(node)
+        self._units.append(node.name.value)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._frames.pop()
         self._scopes.pop()
         self._functions.pop()
+        self._units.pop()
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         self._frames.append(_parameter_frame(node.params))
@@ -301,13 +335,17 @@ class LoadWithoutMapLocation(Rule):
             return  # a Dataset's data, read for CPU loader workers
         function = self._functions[-1] if self._functions else self.ctx.module
         within = self.guarded_callable()
-        self._pending.append((node, scope, self._text(path) if path is not None else None, path is not None and self._is_local(path), function, within))
+        unit = self._units[0] if self._units else None
+        self._pending.append((node, scope, self._text(path) if path is not None else None, path is not None and self._is_local(path), function, within, unit))
 
     def leave_Module(self, original_node: cst.Module) -> None:
         anywhere = {text for _, text in self._saved}
         # The project's weights are CPU tensors where its own writer copies them there.
         cpu_weights = bool(self.ctx.imported.state_writers) or bool(self._pending) and writes_cpu_state(self.ctx.module, self.ctx.names.qualify, self.ctx.text)
-        for node, scope, text, local, function, within in self._pending:
+        used_by_datasets = self._used_only_by_datasets() if any(unit is not None for *_, unit in self._pending) else frozenset()
+        for node, scope, text, local, function, within, unit in self._pending:
+            if unit in used_by_datasets:
+                continue  # a reader only the file's Datasets use: their data, as a Dataset's own load
             # A load of the very path this file saved, in this function, or anywhere for a
             # path that is no local of this function: written on the machine reading it.
             if text is not None and ((scope, text) in self._saved or not local and text in anywhere):
@@ -328,6 +366,10 @@ class LoadWithoutMapLocation(Rule):
                 add_map_location(self.ctx, node),
                 within=within,
             )
+
+
+def _names_used(node: cst.CSTNode) -> set[str]:
+    return {n.value for n in descendants(node) if isinstance(n, cst.Name)}
 
 
 def _bound_pairs(node: cst.Assign) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
