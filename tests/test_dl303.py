@@ -1512,3 +1512,25 @@ def first(x):
     return x.sum(0)
 """
     assert findings(source) == [("DL303", 17, 16)]
+
+
+def test_a_length_does_not_make_its_object_the_fix_s_device() -> None:
+    # ImageCaptioning's train_pl.py: `torch.arange(0, len(data["gts"]))` sizes a tensor from a
+    # list, whose `.device` does not exist: the fix `device=gts.device` raised AttributeError.
+    found = [
+        f
+        for f in lint(
+            """
+            import torch
+
+            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+            gts = [["a"], ["b"]]
+            feats = torch.randn(2, 4).to(device)
+            out = feats + torch.arange(0, len(gts))
+            """,
+            Settings(),
+        )
+        if f.code == "DL303"
+    ]
+    assert [(f.start.line, f.fix) for f in found] == [(6, None)]
+    assert found[0].message.endswith("at line 6: create it with `device=device`")

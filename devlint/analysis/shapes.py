@@ -8,17 +8,18 @@ from devlint.names import dotted_name
 from devlint.tree import descendants
 
 
-def size_sources(factory: cst.CSTNode) -> list[str]:
-    """Names whose `.shape`, `.size()` or `len()` the expression reads, in source order.
+def size_sources(factory: cst.CSTNode, lengths: bool = True) -> list[str]:
+    """Names whose `.shape`, `.size()` or (with `lengths`) `len()` the expression reads, in source order.
 
-    A factory sized from `x` is meant to sit beside `x`: `device=x.device` is its fix.
+    A factory sized from `x` is meant to sit beside `x`: `device=x.device` is its fix where `x`
+    is a tensor, which a length does not show (`torch.arange(len(captions))` of a list).
     """
     found: list[str] = []
     for node in descendants(factory):
         name = None
         if type(node) is cst.Attribute and node.attr.value in ("shape", "size"):
             name = dotted_name(node.value)
-        elif type(node) is cst.Call and dotted_name(node.func) == "len" and node.args:
+        elif lengths and type(node) is cst.Call and dotted_name(node.func) == "len" and node.args:
             name = dotted_name(node.args[0].value)
         if name is not None and name not in found:
             found.append(name)

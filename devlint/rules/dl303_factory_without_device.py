@@ -64,7 +64,7 @@ class FactoryWithoutDevice(Rule):
         module = self.ctx.module
         other = code(module, conflict.device.expr)
         place = conflict.device.value.place
-        source = next(iter(size_sources(factory)), None)
+        source = next(iter(size_sources(factory, lengths=False)), None)
         # What it meets may be a name of another function (`__call__`'s input, a window built in `__init__`).
         together = next(enclosing_functions(self.ctx, factory), None) is next(enclosing_functions(self.ctx, conflict.node), None)
         if source is None and place.kind is PlaceKind.FOLLOWS and other == place.name and together:
