@@ -421,3 +421,19 @@ def test_where_something_is_kept_is_no_cpu_switch_and_an_exit_guards_only_what_f
         """
     )
     assert [(f.code, f.start.line) for f in found] == [("DL101", 5), ("DL101", 9)]
+
+
+def test_an_availability_exit_on_one_line_guards_what_follows() -> None:
+    assert positions(
+        """
+        import torch
+
+        def to_gpu(model):
+            if not torch.cuda.is_available(): return model
+            return model.cuda()
+
+        def to_gpu_twice(model):
+            if torch.cuda.is_available(): return model.cuda()
+            return model.cuda()
+        """
+    ) == [("DL101", 9, 12)]

@@ -906,6 +906,22 @@ NEGATIVES = {
                 net = net.cuda()
             test_net(net, args.cuda, img)
         """,
+    # apex's amp tests (vendored by jukebox): `setUp` sets the CUDA default type; a test resets
+    # it around `pack_padded_sequence` and sets it again, in a loop, after building the RNN.
+    "cuda-default-tensor-type-set-again-in-a-function": """
+        import torch
+        import torch.nn as nn
+
+        def test_rnn_packed_sequence(self):
+            rnn = nn.RNN(input_size=4, hidden_size=4, num_layers=2)
+            for typ in [torch.float, torch.half]:
+                x = torch.randn((3, 2, 4), dtype=typ)
+                torch.set_default_tensor_type(torch.FloatTensor)
+                packed = nn.utils.rnn.pack_padded_sequence(x, torch.tensor([3, 2]))
+                torch.set_default_tensor_type(torch.cuda.FloatTensor)
+                hidden = torch.zeros((2, 2, 4), dtype=typ)
+                output, _ = rnn(x, hidden)
+        """,
     "pure-cpu-code": """
         import torch
 

@@ -1534,3 +1534,58 @@ def test_a_length_does_not_make_its_object_the_fix_s_device() -> None:
     ]
     assert [(f.start.line, f.fix) for f in found] == [(6, None)]
     assert found[0].message.endswith("at line 6: create it with `device=device`")
+
+
+def test_no_fix_where_a_method_of_the_new_tensor_takes_other_values() -> None:
+    # torchreid's CrossEntropyLabelSmooth (copied into Person_reID_baseline_pytorch): the scatter
+    # index is kept on the CPU on purpose; with `device=` on the zeros, CUDA `scatter_` rejects it.
+    found = [
+        f
+        for f in lint(
+            """
+            import torch
+            import torch.nn as nn
+
+
+            class Smooth(nn.Module):
+                def __init__(self, use_gpu=True):
+                    super().__init__()
+                    self.logsoftmax = nn.LogSoftmax(dim=1)
+                    self.use_gpu = use_gpu
+
+                def forward(self, inputs, targets):
+                    log_probs = self.logsoftmax(inputs)
+                    ones = torch.zeros(log_probs.size()).fill_(1)
+                    targets = torch.zeros(log_probs.size()).scatter_(1, targets.unsqueeze(1).data.cpu(), 1)
+                    return (-targets * log_probs).mean(0).sum() + (ones * log_probs).sum()
+            """,
+            Settings(),
+        )
+        if f.code == "DL303"
+    ]
+    assert [(f.start.line, f.fix is None) for f in found] == [(13, False), (14, True)]
+
+
+@pytest.mark.parametrize("one_line", [True, False])
+def test_a_one_line_if_body_runs_as_a_block_does(one_line: bool) -> None:
+    # torchreid's CrossEntropyLabelSmooth (Person_reID_baseline_pytorch's utils.py) moves the
+    # target with `if self.use_gpu: targets = targets.cuda()` on one line: the body was skipped.
+    move = "if self.use_gpu: targets = targets.cuda()" if one_line else "if self.use_gpu:\n            targets = targets.cuda()"
+    source = f"""
+import torch
+import torch.nn as nn
+
+
+class Smooth(nn.Module):
+    def __init__(self, use_gpu=True):
+        super().__init__()
+        self.logsoftmax = nn.LogSoftmax(dim=1)
+        self.use_gpu = use_gpu
+
+    def forward(self, inputs, targets):
+        log_probs = self.logsoftmax(inputs)
+        targets = torch.zeros(log_probs.size()).scatter_(1, targets.unsqueeze(1).data.cpu(), 1)
+        {move}
+        return (-targets * log_probs).mean(0).sum()
+"""
+    assert [f.code for f in lint(source, Settings())] == []

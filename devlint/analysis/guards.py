@@ -649,21 +649,24 @@ def _answers(value: cst.BaseExpression | None, question: frozenset[str], ctx: Gu
 
 def _returns_false(block: cst.BaseSuite) -> bool:
     """`return False` / `return` / `return None`: the block answers "no"."""
-    if not isinstance(block, cst.IndentedBlock) or len(block.body) != 1:
+    if isinstance(block, cst.SimpleStatementSuite):  # `if not ok: return False` on one line
+        small = block.body[0] if len(block.body) == 1 else None
+    elif isinstance(block, cst.IndentedBlock) and len(block.body) == 1 and isinstance(block.body[0], cst.SimpleStatementLine):
+        small = block.body[0].body[0]
+    else:
+        small = None
+    if not isinstance(small, cst.Return):
         return False
-    stmt = block.body[0]
-    if not (isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Return)):
-        return False
-    value = stmt.body[0].value
+    value = small.value
     return value is None or isinstance(value, cst.Name) and value.value in ("False", "None")
 
 
 def _exits(block: cst.BaseSuite) -> bool:
     """Does the block end by leaving (raise, return, sys.exit, continue)?"""
-    if not isinstance(block, cst.IndentedBlock) or not block.body:
+    if not isinstance(block, (cst.IndentedBlock, cst.SimpleStatementSuite)) or not block.body:
         return False
-    last = block.body[-1]
-    if isinstance(last, cst.SimpleStatementLine) and last.body:
+    last = block if isinstance(block, cst.SimpleStatementSuite) else block.body[-1]  # `if x: return` on one line
+    if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) and last.body:
         small = last.body[-1]
         if isinstance(small, (cst.Raise, cst.Return, cst.Continue, cst.Break)):
             return True

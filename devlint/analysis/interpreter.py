@@ -326,7 +326,7 @@ class FunctionRun:
 
     def exec_stmt(self, stmt: cst.CSTNode) -> bool:
         kind = type(stmt)
-        if kind is cst.SimpleStatementLine:
+        if kind is cst.SimpleStatementLine or kind is cst.SimpleStatementSuite:  # `if x: y = 1` holds a suite
             for small in stmt.body:  # type: ignore[attr-defined]
                 if not self.exec_small(small):
                     return False
@@ -543,6 +543,10 @@ class FunctionRun:
                 return
         if isinstance(expr, cst.Call):
             place = device_place(self, expr.args[0].value) if self.qualify(expr.func) == "torch.set_default_device" and expr.args else default_type_place(self, expr)
+            if place == F.DEFAULT_TYPE_DEVICE and self.func is not None:
+                # A function that sets it itself may have been entered with it set (a test's
+                # `setUp`): what its own code built before is not known to be on the CPU.
+                place = F.UNKNOWN_PLACE
             if place is not None:
                 self.default_place = place
                 if self.func is None:

@@ -12,6 +12,7 @@ from devlint.analysis.torchapi import takes_device
 from devlint.finding import Fix
 from devlint.fixes import add_device_keyword, enclosing_functions
 from devlint.rule import Rule
+from devlint.tree import descendants
 from devlint.rules.dl301_mixed_devices import claimed_by_factory_rule
 
 
@@ -98,6 +99,19 @@ class FactoryWithoutDevice(Rule):
 
 
 def _fix(ctx, factory: cst.CSTNode, source: str | None) -> Fix | None:  # noqa: ANN001 - FileContext
-    if source is None or not isinstance(factory, cst.Call):
+    if source is None or not isinstance(factory, cst.Call) or _chained_with_values(ctx.module, factory):
         return None
     return add_device_keyword(ctx, factory, f"{source}.device")
+
+
+_LITERALS = (cst.Integer, cst.Float, cst.SimpleString)
+
+
+def _chained_with_values(module: cst.Module, factory: cst.Call) -> bool:
+    """`torch.zeros(n).scatter_(1, index.cpu(), 1)`: a method of the new tensor given something
+    other than literals, which may be a CPU tensor it would then meet on the device (torchreid's
+    `CrossEntropyLabelSmooth`: the fix made CUDA `scatter_` reject the CPU index)."""
+    for node in descendants(module):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.value is factory:
+            return any(not isinstance(arg.value, _LITERALS) for arg in node.args)
+    return False
