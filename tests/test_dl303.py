@@ -184,6 +184,33 @@ def test_a_function_returning_a_fresh_cpu_tensor_on_one_path() -> None:
     ]
 
 
+def test_a_converter_split_by_its_inputs_type_returns_where_the_input_is() -> None:
+    # simple-faster-rcnn's `totensor`: a numpy input becomes a tensor in host memory, where a
+    # numpy array always is; a tensor input stays where it is. A tensor made anew on one path
+    # (the empty-batch `torch.tensor([])`) is still reported.
+    source = """
+    import numpy as np
+    import torch
+
+
+    def totensor(data):
+        if isinstance(data, np.ndarray):
+            tensor = torch.from_numpy(data)
+        if isinstance(data, torch.Tensor):
+            tensor = data.detach()
+        return tensor
+
+
+    def as_batch(data):
+        if isinstance(data, list):
+            return torch.tensor(data)
+        if data.numel() == 0:
+            return torch.tensor([])
+        return data * 2
+    """
+    assert findings(source) == [("DL303", 17, 16)]
+
+
 def test_the_same_factory_outside_a_module_is_dl301() -> None:
     source = """
     import torch

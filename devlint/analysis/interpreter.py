@@ -237,11 +237,14 @@ class FunctionRun:
         caller on a GPU gets a CPU tensor on the rare path (an empty batch, an out-of-range loss)."""
         returned = [(node, _unwrap(value)) for node, value in self._returns_that_meet()]
         for node, value in returned:
-            if value.cpu_path is not None and not value.weak:
+            if value.cpu_path is not None and not value.weak and not self._converts_a_parameter(value.cpu_path.node):
                 # Fresh on the CPU on one path into this very return (`loss = torch.tensor([1.0])`).
                 fresh_value = Value(Kind.TENSOR, CPU, value.cpu_path)
                 self.solver.record(self.key, value.cpu_path.node, SplitReturn(Operand(value.cpu_path.node, fresh_value), Operand(node, replace(value, cpu_path=None)), self.key))
-        fresh = [(n, v) for n, v in returned if v.place == CPU and v.origin and v.origin.factory and not v.scalar]
+        fresh = [
+            (n, v) for n, v in returned
+            if v.place == CPU and v.origin and v.origin.factory and not v.scalar and not self._converts_a_parameter(v.origin.node)
+        ]
         for _, cpu_value in fresh:
             assert cpu_value.origin is not None
             sized_from = size_sources(cpu_value.origin.node)
@@ -258,6 +261,15 @@ class FunctionRun:
                     cpu_value.origin.node,
                     SplitReturn(Operand(cpu_value.origin.node, cpu_value), Operand(other_node, other), self.key),
                 )
+
+    def _converts_a_parameter(self, node: cst.CSTNode) -> bool:
+        """`torch.from_numpy(data)` of the function's own parameter: the caller's data made a
+        tensor where that data is (host memory for a numpy array), not a tensor the function
+        made anew (simple-faster-rcnn's `totensor`, a converter split by the input's type)."""
+        if self.func is None or not isinstance(node, cst.Call) or self.qualify(node.func) not in DATA_FACTORIES:
+            return False
+        first = node.args[0].value if node.args and node.args[0].keyword is None else None
+        return isinstance(first, cst.Name) and any(param.name.value == first.value for param in self.func.params)
 
     # -- environment ----------------------------------------------------------
     def lookup(self, name: str) -> Value | None:
