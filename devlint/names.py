@@ -41,6 +41,19 @@ def ast_dotted_name(node: ast.expr) -> str | None:
     return ".".join([node.id, *reversed(parts)])
 
 
+def ast_qualified_name(node: ast.expr, bindings: dict[str, str]) -> str | None:
+    """What a dotted name of CPython's tree names through a file's imports (local -> qualified):
+    `dist.is_initialized` after `import torch.distributed as dist`. None: not imported."""
+    dotted = ast_dotted_name(node)
+    if dotted is None:
+        return None
+    root, _, rest = dotted.partition(".")
+    target = bindings.get(root)
+    if target is None:
+        return None
+    return f"{target}.{rest}" if rest else target
+
+
 def is_none(node: cst.BaseExpression | None) -> bool:
     """The literal `None` (a default, an argument, a branch)."""
     return isinstance(node, cst.Name) and node.value == "None"

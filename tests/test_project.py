@@ -211,6 +211,31 @@ def test_a_file_calling_a_project_function_that_starts_nccl_is_gpu_only(tmp_path
     ]
 
 
+def test_a_multi_process_check_imported_from_another_file_guards_as_a_local_one(tmp_path: Path) -> None:
+    # MiniGPT-4's logger.py: `if not dist_utils.is_dist_avail_and_initialized(): return`, then
+    # `torch.tensor(..., device="cuda")`; the helper (common/dist_utils.py) answers with
+    # torch.distributed's answer only, as DETR's does in its own file. A helper that answers
+    # anything else (a flag of its own) guards nothing.
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "dist_utils.py").write_text(
+        "import torch.distributed as dist\n\n\ndef is_dist_avail_and_initialized():\n    if not dist.is_available():\n"
+        "        return False\n    if not dist.is_initialized():\n        return False\n    return True\n\n\n"
+        "def get_world_size():\n    if not dist.is_initialized():\n        return 1\n    return dist.get_world_size()\n\n\n"
+        "def is_main(flag):\n    return flag and dist.is_initialized()\n"
+    )
+    body = (
+        "import torch\nfrom pkg import dist_utils\nfrom pkg.dist_utils import get_world_size\n\n\n"
+        "def synchronize(count):\n    if not {check}:\n        return\n"
+        "    t = torch.tensor([count], dtype=torch.float64, device=\"cuda\")\n    return t\n"
+    )
+    for name, check in [("a", "dist_utils.is_dist_avail_and_initialized()"), ("b", "get_world_size() > 1"), ("c", "dist_utils.is_main(count)")]:
+        (tmp_path / f"{name}.py").write_text(body.format(check=check))
+    lines = run("--quiet", "--select", "DL102", str(tmp_path)).splitlines()
+    assert [line.split(" ", 2)[:2] for line in lines] == [[f"{tmp_path / 'c.py'}:9:59:", "DL102"]]
+
+
 @pytest.mark.parametrize("given", ["model", "torch.nn.Linear(4, 4)"])
 def test_a_wrapper_module_of_another_file_is_where_the_model_it_is_given_is(tmp_path: Path, given: str) -> None:
     # dinov2: eval/utils.py's `ModelWithIntermediateLayers(feature_model, ...)` keeps the backbone,

@@ -324,7 +324,7 @@ class AcceleratorGuards:
         ones among them, return before it."""
         if self._distributed is None:
             # Most files never ask torch.distributed anything: no need to look at their functions.
-            asks = any(word in self.ctx.text for word in _DISTRIBUTED_WORDS)
+            asks = any(word in self.ctx.text for word in _DISTRIBUTED_WORDS) or bool(self.ctx.imported.distributed)
             self._distributed = _distributed_helpers(self.ctx) if asks else {}
             self._no_distributed = not asks
         if self._no_distributed:
@@ -351,7 +351,8 @@ class AcceleratorGuards:
     def _asks_distributed(self, expr: cst.BaseExpression, calls: frozenset[str]) -> bool:
         """`dist.is_initialized()`, a helper of this file that returns it, or a name assigned one."""
         if isinstance(expr, cst.Call):
-            if self.ctx.qualify(expr.func) in calls:
+            qualified = self.ctx.qualify(expr.func)
+            if qualified in calls or qualified is not None and self.ctx.imported.distributed.get(qualified, "") in calls:
                 return True
             callee = self._callee(expr.func)
             return callee is not None and (self._distributed or {}).get(callee) == calls

@@ -61,9 +61,12 @@ class ImportedFacts:
     # The calls other files of the project make of this file's top-level functions, by name,
     # for the functions whose findings depend on their callers.
     callers: dict[str, tuple[Caller, ...]] = field(default_factory=dict)
+    # Functions of other files answering "is this a multi-process job" with torch.distributed's
+    # answer only (analysis/distributed_checks.py): the question, by qualified name.
+    distributed: dict[str, str] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
-        return bool(self.classes or self.functions or self.variables or self.gpu_only or self.nccl or self.state_writers or self.callers)
+        return bool(self.classes or self.functions or self.variables or self.gpu_only or self.nccl or self.state_writers or self.callers or self.distributed)
 
     def digest(self) -> str:
         """Changes exactly when what the file sees of the project changes (the cache's key)."""

@@ -13,6 +13,7 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass, field
 
+from devlint.analysis.distributed_checks import distributed_checks
 from devlint.analysis.facts import Kind, PlaceFact, PlaceKind, Value
 from devlint.analysis.nccl_start import Call, nccl_facts
 from devlint.names import ast_dotted_name
@@ -77,6 +78,8 @@ class ModuleSummary:
     # on what their callers pass (a tensor of the caller's choosing meets a CPU one there).
     calls_out: tuple[CallSite, ...] = ()
     asks_callers: tuple[str, ...] = ()
+    # Functions answering "is this a multi-process job" with torch.distributed's answer only.
+    distributed_checks: dict[str, str] = field(default_factory=dict)
 
     def digest(self) -> str:
         return hashlib.blake2b(json.dumps(asdict(self), sort_keys=True).encode(), digest_size=16).hexdigest()
@@ -101,6 +104,7 @@ class ModuleSummary:
             data.get("loads_state", False),
             tuple(CallSite.from_json(c) for c in data.get("calls_out", ())),
             tuple(data.get("asks_callers", ())),
+            dict(data.get("distributed_checks", {})),
         )
 
 
@@ -147,6 +151,7 @@ def summarise(
         *checkpoints,
         calls_out,
         asks_callers,
+        distributed_checks(tree, imports),
     )
 
 
@@ -192,7 +197,7 @@ def summarise_imports(path: str, tree: ast.Module, module_name: str | None, is_p
             bases = tuple(_qualified_base(base, bindings) for base in node.bases)
             classes[node.name] = ClassFacts(bases, False, False, False, node.lineno)
     starts, calls = nccl_facts(tree, bindings)
-    return ModuleSummary(path, classes, {}, {}, bindings, starts, calls)
+    return ModuleSummary(path, classes, {}, {}, bindings, starts, calls, distributed_checks=distributed_checks(tree, bindings))
 
 
 def _qualified_base(node: ast.expr, bindings: dict[str, str]) -> str:

@@ -74,7 +74,7 @@ class ProjectIndex:
                 facts.gpu_only[qualified] = summary.path
             if member is None:
                 # A module: `import pkg.utils as U`, then `U.make_mask(...)`.
-                for name in (*summary.classes, *summary.functions, *summary.variables):
+                for name in (*summary.classes, *summary.functions, *summary.variables, *summary.distributed_checks):
                     self._add(facts, f"{qualified}.{name}", where, summary, name)
                 for name in (*summary.nccl_starts, *summary.nccl_calls):
                     self._add_nccl(facts, f"{qualified}.{name}", where, name)
@@ -198,6 +198,9 @@ class ProjectIndex:
                 self._add(facts, f"{qualified}.{name}", found[0], found[1], found[2])
 
     def _add(self, facts: ImportedFacts, qualified: str, where: Path, summary: ModuleSummary, name: str) -> None:
+        question = summary.distributed_checks.get(name)
+        if question is not None:
+            facts.distributed[qualified] = question
         cls = summary.classes.get(name)
         if cls is not None:
             module = self._is_module(where, name, 0)
@@ -283,7 +286,7 @@ class ProjectIndex:
 
 
 def _defines(summary: ModuleSummary, name: str) -> bool:
-    return name in summary.classes or name in summary.functions or name in summary.variables
+    return name in summary.classes or name in summary.functions or name in summary.variables or name in summary.distributed_checks
 
 
 def significant(facts: ImportedFacts) -> bool:
@@ -291,7 +294,7 @@ def significant(facts: ImportedFacts) -> bool:
     device variables, and helpers that return something on a known device or a module do, and
     so do helpers whose result follows an argument: `y = adjust(x)` is on `x`'s device, where
     the file alone knows nothing of `y`."""
-    if facts.classes or facts.variables or facts.gpu_only or facts.nccl or facts.state_writers or facts.callers:
+    if facts.classes or facts.variables or facts.gpu_only or facts.nccl or facts.state_writers or facts.callers or facts.distributed:
         return True
     return any(
         f.returns.known or f.returns.kind == "module" or f.returns.place == "follows" and f.returns.name in f.params
