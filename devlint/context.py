@@ -128,7 +128,11 @@ class FileContext:
             )
             for call in analysis.calls_out
         )
-        return summarise(self.path, classes, analysis.returns, analysis.variables, imports, self.python_tree, checkpoints, calls, analysis.asks_callers)
+        # Most files ask torch.distributed nothing: their functions need no second look.
+        asks = any(word in self.text for word in ("is_initialized", "get_world_size"))
+        return summarise(
+            self.path, classes, analysis.returns, analysis.variables, imports, self.python_tree, checkpoints, calls, analysis.asks_callers, asks
+        )
 
     @cached_property
     def gpu_only(self) -> bool:

@@ -128,6 +128,7 @@ def summarise(
     checkpoints: tuple[bool, bool] = (False, False),
     calls_out: tuple[CallSite, ...] = (),
     asks_callers: tuple[str, ...] = (),
+    asks_distributed: bool = False,
 ) -> ModuleSummary:
     """The summary of a file the device analysis has run on; `classes` are (name, bases, module,
     dataset, stateless, wrapped constructor arguments), the first class of each name."""
@@ -151,7 +152,7 @@ def summarise(
         *checkpoints,
         calls_out,
         asks_callers,
-        distributed_checks(tree, imports),
+        distributed_checks(tree, imports) if asks_distributed else {},
     )
 
 
@@ -197,7 +198,8 @@ def summarise_imports(path: str, tree: ast.Module, module_name: str | None, is_p
             bases = tuple(_qualified_base(base, bindings) for base in node.bases)
             classes[node.name] = ClassFacts(bases, False, False, False, node.lineno)
     starts, calls = nccl_facts(tree, bindings)
-    return ModuleSummary(path, classes, {}, {}, bindings, starts, calls, distributed_checks=distributed_checks(tree, bindings))
+    asks = any(module == "torch" or module.startswith("torch.distributed") for module in bindings.values())
+    return ModuleSummary(path, classes, {}, {}, bindings, starts, calls, distributed_checks=distributed_checks(tree, bindings) if asks else {})
 
 
 def _qualified_base(node: ast.expr, bindings: dict[str, str]) -> str:
