@@ -437,3 +437,43 @@ def test_an_availability_exit_on_one_line_guards_what_follows() -> None:
             return model.cuda()
         """
     ) == [("DL101", 9, 12)]
+
+
+def test_an_isinstance_test_of_a_cuda_tensor_type_is_a_check() -> None:
+    # 3D-ResNets-PyTorch's `downsample_basic_block`: `isinstance(out.data, torch.cuda.FloatTensor)`
+    # is true only for a CUDA tensor, as `out.is_cuda` is. A CPU type checks nothing.
+    assert positions(
+        """
+        import torch
+
+        def pad(out, zero_pads):
+            if isinstance(out.data, torch.cuda.FloatTensor):
+                zero_pads = zero_pads.cuda()
+            if isinstance(out.data, torch.FloatTensor):
+                zero_pads = zero_pads.cuda()
+            return zero_pads
+        """
+    ) == [("DL101", 7, 21)]
+
+
+def test_a_switch_every_call_of_a_script_passes_a_check_is_that_check() -> None:
+    # loss-landscape's cifar10/main.py: `def train(..., use_cuda=True)`, called only with
+    # `use_cuda = torch.cuda.is_available()`. A call passing a constant, or leaving the
+    # default, keeps the switch reported.
+    source = """
+        import torch
+
+        def train(loader, net, use_cuda=True):
+            for inputs in loader:
+                if use_cuda:
+                    inputs = inputs.cuda()
+                net(inputs)
+
+        if __name__ == "__main__":
+            use_cuda = torch.cuda.is_available()
+            train([], None, use_cuda)
+            train([], None, use_cuda=torch.cuda.is_available())
+        """
+    assert positions(source) == []
+    assert positions(source + "    train([], None)\n") == [("DL101", 6, 22)]
+    assert positions(source + "    train([], None, True)\n") == [("DL101", 6, 22)]

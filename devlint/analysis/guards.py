@@ -15,7 +15,8 @@ from typing import Protocol
 
 import libcst as cst
 
-from devlint.analysis.torchapi import ACCELERATOR_TYPES, AVAILABILITY_CALLS, AVAILABILITY_VALUES, CPU_TYPES, scattering_base
+from devlint.analysis.call_sites import calls_by_name, holds_every_call, passed
+from devlint.analysis.torchapi import ACCELERATOR_TYPES, AVAILABILITY_CALLS, AVAILABILITY_VALUES, CPU_TYPES, CUDA_TENSOR_TYPES, scattering_base
 from devlint.analysis.torchapi.frameworks import AVAILABILITY_HELPERS, GPU_TEST_DECORATORS
 from devlint.names import dotted_name, is_none
 from devlint.tree import descendants
@@ -147,6 +148,7 @@ class AcceleratorGuards:
         self._if_stack: list[tuple[bool, bool]] = []  # (body guarded, orelse guarded)
         # Per function, innermost last: parameters defaulting to True (`need_cuda=True`).
         self._switches: list[frozenset[str]] = [frozenset()]
+        self._calls: dict[str, list[cst.Call]] | None = None  # the file's calls, by name called
         self._callables: list[str] = []  # the function being walked (its outermost definition), repeated per nesting
         self._classes: list[str] = []
         self._scattering: list[bool] = []  # per enclosing class: does it derive from DataParallel (or kin)?
@@ -222,6 +224,8 @@ class AcceleratorGuards:
                 qualified = self.ctx.qualify(func)
                 if qualified in AVAILABILITY_CALLS or qualified in AVAILABILITY_HELPERS:
                     return True
+                if dotted_name(func) == "isinstance" and len(node.args) == 2 and self.ctx.qualify(node.args[1].value) in CUDA_TENSOR_TYPES:  # type: ignore[attr-defined]
+                    return True  # `isinstance(x, torch.cuda.FloatTensor)`: true only for a CUDA tensor, as `x.is_cuda`
                 if self._callee(func) in self._checks:
                     return True  # `if _should_use_custom_op(x):`, defined above
             elif kind is cst.Comparison:
@@ -571,7 +575,7 @@ class AcceleratorGuards:
         params = node.params
         self._switches.append(frozenset(
             p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
-            if isinstance(p.default, cst.Name) and p.default.value == "True"
+            if isinstance(p.default, cst.Name) and p.default.value == "True" and not self._always_passed_a_check(node, p.name.value)
         ))
         # A test marked to skip without CUDA states its hardware needs; a function that
         # captures a CUDA graph is CUDA-only by what it does.
@@ -586,6 +590,20 @@ class AcceleratorGuards:
         self._if_stack.pop()
         self._switches.pop()
         self._callables.pop()
+
+    def _always_passed_a_check(self, func: cst.FunctionDef, name: str) -> bool:
+        """`def train(loader, net, use_cuda=True)` that every call of the file, which holds them
+        all, passes `torch.cuda.is_available()` or a flag made from it (loss-landscape's
+        cifar10 trainer): the switch is that check, its default never taking effect."""
+        if not holds_every_call(self.ctx.module, func):
+            return False
+        if self._calls is None:
+            self._calls = calls_by_name(self.ctx.module)
+        calls = self._calls.get(func.name.value)
+        if not calls:
+            return False
+        given = [passed(call, func, name) for call in calls]
+        return all(value is not None and self.mentions_accelerator_check(value) for value in given)
 
     def _captures_cuda_graph(self, node: cst.FunctionDef) -> bool:
         if self._graph_text is None:

@@ -9,7 +9,7 @@ import libcst as cst
 
 from devlint.analysis.evaluation import Evaluation
 from devlint.analysis.facts import Kind, Origin, PlaceKind, Value
-from devlint.analysis.torchapi import CONTAINER_CLASSES, NON_TENSOR_CLASSES
+from devlint.analysis.torchapi import CONTAINER_CLASSES, CUDA_TENSOR_TYPES, NON_TENSOR_CLASSES
 from devlint.names import dotted_name, is_none
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
@@ -115,6 +115,8 @@ def cuda_tested(test: cst.BaseExpression) -> str | None:
     `to_numpy`; snntorch's `torch.device("cuda") if data.is_cuda else torch.device("cpu")`)."""
     if isinstance(test, cst.Attribute) and test.attr.value == "is_cuda":
         return dotted_name(test.value)
+    if isinstance(test, cst.Call) and dotted_name(test.func) == "isinstance" and len(test.args) == 2 and dotted_name(test.args[1].value) in CUDA_TENSOR_TYPES:
+        return dotted_name(test.args[0].value)  # `isinstance(x, torch.cuda.FloatTensor)`: the legacy spelling
     if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
         return None
     if not isinstance(test.comparisons[0].operator, (cst.Equal, cst.Is)):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from devlint.analysis.accelerator_use import is_cpu_device
+from devlint.analysis.call_sites import calls_by_name, holds_every_call, passed
 from devlint.analysis.guards import device_type_of_string, string_value
 from devlint.analysis.parameter_reads import parameter_reads
 from devlint.analysis.torchapi import ACCELERATOR_TYPES, CUDA_TENSOR_TYPES
@@ -67,7 +68,6 @@ class AcceleratorLiteral(Rule):
         self._idiom: set[int] = set()
         self._reported: set[int] = set()
         self._defaults: list[tuple[cst.CSTNode, str]] = []  # command-line defaults, by option name
-        self._calls: dict[str, list[cst.Call]] | None = None
         self._random_indices: bool | None = None
 
     # A branch of a device-choosing ternary is the idiom, never a finding.
@@ -238,43 +238,14 @@ class AcceleratorLiteral(Rule):
         `if __name__ == "__main__":` block); the public functions of a module are also for other
         files and users to call (GroundingDINO's `predict(device="cuda")`, called without a
         device in its README), and their defaults stay reported."""
-        if not (func.name.value.startswith("_") or self._is_script()):
+        if not holds_every_call(self.ctx.module, func):
             return False
-        calls = self._calls_by_name().get(func.name.value)
+        calls = self.ctx.shared(_calls_by_name).get(func.name.value)
         if not calls:
             return False
         name = param.name.value
-        index = next((i for i, p in enumerate(positional) if p is param), None)
-        bound = positional[0].name.value in ("self", "cls") if positional else False
-        for call in calls:
-            if any(arg.star or (arg.keyword is not None and arg.keyword.value == name) for arg in call.args):
-                continue  # passed by name, or perhaps within *args/**kwargs: not known to be missing
-            given = sum(1 for arg in call.args if arg.keyword is None)
-            offset = 1 if bound and isinstance(call.func, cst.Attribute) else 0
-            if index is None or given + offset <= index:
-                return False
-        return True
-
-    def _is_script(self) -> bool:
-        """The file has a top-level `if __name__ == "__main__":` block."""
-        for stmt in self.ctx.module.body:
-            test = stmt.test if isinstance(stmt, cst.If) else None
-            if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.Equal):
-                sides = {dotted_name(test.left) or string_value(test.left), dotted_name(test.comparisons[0].comparator) or string_value(test.comparisons[0].comparator)}
-                if sides == {"__name__", "__main__"}:
-                    return True
-        return False
-
-    def _calls_by_name(self) -> dict[str, list[cst.Call]]:
-        if self._calls is None:
-            self._calls = {}
-            for node in descendants(self.ctx.module):
-                if type(node) is cst.Call:
-                    func = node.func  # type: ignore[attr-defined]
-                    name = func.value if type(func) is cst.Name else func.attr.value if type(func) is cst.Attribute else None
-                    if name is not None:
-                        self._calls.setdefault(name, []).append(node)  # type: ignore[arg-type]
-        return self._calls
+        # A call that may pass it in `*args`/`**kwargs` is not known to leave it out.
+        return all(any(arg.star for arg in call.args) or passed(call, func, name) is not None for call in calls)
 
     def _only_a_device_type(self, func: cst.FunctionDef, name: str) -> bool:
         """`def autocast(enabled, device="cuda"): return torch.amp.autocast(device, ...)`: the
@@ -359,3 +330,7 @@ def _literal_parts(expr: cst.BaseExpression) -> list[cst.CSTNode]:
 def _snippet(code: str, limit: int = 60) -> str:
     """Code quoted in a message: one line (findings are one line each), and short."""
     return snippet(code, limit)
+
+
+def _calls_by_name(ctx) -> dict[str, list[cst.Call]]:  # noqa: ANN001 - FileContext
+    return calls_by_name(ctx.module)
