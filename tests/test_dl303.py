@@ -1616,3 +1616,37 @@ class Smooth(nn.Module):
         return (-targets * log_probs).mean(0).sum()
 """
     assert [f.code for f in lint(source, Settings())] == []
+
+
+def test_a_place_following_a_helpers_parameter_is_not_this_functions_callers() -> None:
+    # face-alignment's BlazeFace: `_weighted_non_max_suppression(detections[i])` returns a list
+    # of its argument's rows; the argument is a `.to("cpu")` copy, so both paths of
+    # `torch.stack(faces) if len(faces) > 0 else torch.zeros((0, 17))` are CPU tensors. The
+    # offered fix read `.device` off a list (`device=detections.device`).
+    source = """
+    import torch
+    import torch.nn as nn
+
+
+    class BlazeFace(nn.Module):
+        def predict_on_image(self, img):
+            return self.predict_on_batch(img.unsqueeze(0))[0]
+
+        def predict_on_batch(self, x):
+            detections = self._tensors_to_detections(x)
+            filtered = []
+            for i in range(len(detections)):
+                faces = self._suppress(detections[i])
+                faces = torch.stack(faces) if len(faces) > 0 else torch.zeros((0, 17))
+                filtered.append(faces)
+            return filtered
+
+        def _tensors_to_detections(self, raw):
+            return [raw[i].to("cpu") for i in range(raw.shape[0])]
+
+        def _suppress(self, detections):
+            if len(detections) == 0:
+                return []
+            return [detections[0].clone()]
+    """
+    assert findings(source) == []

@@ -237,7 +237,9 @@ class FunctionRun:
         caller on a GPU gets a CPU tensor on the rare path (an empty batch, an out-of-range loss)."""
         returned = [(node, _unwrap(value)) for node, value in self._returns_that_meet()]
         for node, value in returned:
-            if value.cpu_path is not None and not value.weak and not self._converts_a_parameter(value.cpu_path.node):
+            if value.cpu_path is not None and not value.weak and not self._converts_a_parameter(value.cpu_path.node) and (
+                value.place.kind is not PlaceKind.FOLLOWS or self._own_parameter(value.place.name)
+            ):
                 # Fresh on the CPU on one path into this very return (`loss = torch.tensor([1.0])`).
                 fresh_value = Value(Kind.TENSOR, CPU, value.cpu_path)
                 self.solver.record(self.key, value.cpu_path.node, SplitReturn(Operand(value.cpu_path.node, fresh_value), Operand(node, replace(value, cpu_path=None)), self.key))
@@ -252,7 +254,7 @@ class FunctionRun:
             # parameter the factory takes its size from (`torch.zeros(x.shape[1])` beside `x * 2`).
             placed = [
                 (n, v) for n, v in returned
-                if not v.weak and (v.place.kind is PlaceKind.FOLLOWS or v.place.on_accelerator)
+                if not v.weak and (v.place.kind is PlaceKind.FOLLOWS and self._own_parameter(v.place.name) or v.place.on_accelerator)
                 and (v.kind is Kind.TENSOR or v.place.kind is PlaceKind.FOLLOWS and v.place.name in sized_from)
             ]
             for other_node, other in placed[:1]:
@@ -261,6 +263,12 @@ class FunctionRun:
                     cpu_value.origin.node,
                     SplitReturn(Operand(cpu_value.origin.node, cpu_value), Operand(other_node, other), self.key),
                 )
+
+    def _own_parameter(self, name: str) -> bool:
+        """Whether a place that follows `name` follows this function's own parameter: one of a
+        helper it called (face-alignment's `_weighted_non_max_suppression(detections)`) is
+        decided by what this function passed there, not by its own caller."""
+        return not name or self.func is not None and any(param.name.value == name for param in self.func.params)
 
     def _converts_a_parameter(self, node: cst.CSTNode) -> bool:
         """`torch.from_numpy(data)` of the function's own parameter: the caller's data made a
