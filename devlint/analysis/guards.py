@@ -603,7 +603,22 @@ class AcceleratorGuards:
         if not calls:
             return False
         given = [passed(call, func, name) for call in calls]
-        return all(value is not None and self.mentions_accelerator_check(value) for value in given)
+        return all(value is not None and self._asks_availability(value) for value in given)
+
+    def _asks_availability(self, expr: cst.BaseExpression) -> bool:
+        """`torch.cuda.is_available()` itself, an expression holding it, or a name the file binds
+        only to such (`use_cuda = torch.cuda.is_available()`): read from the calls, never from
+        the name (taming-transformers' `gpu = True` is passed the same way)."""
+        if isinstance(expr, cst.Name):
+            values = [
+                node.value for node in descendants(self.ctx.module)
+                if type(node) is cst.Assign and any(dotted_name(t.target) == expr.value for t in node.targets)  # type: ignore[attr-defined]
+            ]
+            return bool(values) and all(self._asks_availability(value) for value in values)
+        return any(
+            type(node) is cst.Call and (self.ctx.qualify(node.func) in AVAILABILITY_CALLS or self.ctx.qualify(node.func) in AVAILABILITY_HELPERS)  # type: ignore[attr-defined]
+            for node in descendants(expr)
+        )
 
     def _captures_cuda_graph(self, node: cst.FunctionDef) -> bool:
         if self._graph_text is None:
