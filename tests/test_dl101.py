@@ -464,6 +464,7 @@ def test_a_switch_every_call_of_a_script_passes_a_check_is_that_check() -> None:
         import torch
 
         def train(loader, net, use_cuda=True):
+            net.train()
             for inputs in loader:
                 if use_cuda:
                     inputs = inputs.cuda()
@@ -475,7 +476,7 @@ def test_a_switch_every_call_of_a_script_passes_a_check_is_that_check() -> None:
             train([], None, use_cuda=torch.cuda.is_available())
         """
     assert positions(source) == []
-    assert positions(source + "    train([], None)\n") == [("DL101", 6, 22)]
-    assert positions(source + "    train([], None, True)\n") == [("DL101", 6, 22)]
+    assert positions(source + "    train([], None)\n") == [("DL101", 7, 22)]
+    assert positions(source + "    train([], None, True)\n") == [("DL101", 7, 22)]
     # taming-transformers' `gpu = True` in `__main__`, passed on: a name says nothing of its value.
-    assert positions(source.replace("use_cuda = torch.cuda.is_available()", "use_cuda = True")) == [("DL101", 6, 22)]
+    assert positions(source.replace("use_cuda = torch.cuda.is_available()", "use_cuda = True")) == [("DL101", 7, 22)]

@@ -599,7 +599,9 @@ class AcceleratorGuards:
             return False
         if self._calls is None:
             self._calls = calls_by_name(self.ctx.module)
-        calls = self._calls.get(func.name.value)
+        calls = self._calls.get(func.name.value, [])
+        if not self._classes:
+            calls = [call for call in calls if isinstance(call.func, cst.Name)]  # `net.train()` is the module's own
         if not calls:
             return False
         given = [passed(call, func, name) for call in calls]
