@@ -149,6 +149,8 @@ class AcceleratorGuards:
         # Per function, innermost last: parameters defaulting to True (`need_cuda=True`).
         self._switches: list[frozenset[str]] = [frozenset()]
         self._calls: dict[str, list[cst.Call]] | None = None  # the file's calls, by name called
+        self._function_nodes: list[cst.FunctionDef] = []  # the functions the walk is in, innermost last
+        self._passed_checks: dict[tuple[int, str], bool] = {}
         self._callables: list[str] = []  # the function being walked (its outermost definition), repeated per nesting
         self._classes: list[str] = []
         self._scattering: list[bool] = []  # per enclosing class: does it derive from DataParallel (or kin)?
@@ -254,7 +256,7 @@ class AcceleratorGuards:
         # `log_timings=True`, then `log_timings = log_timings and torch.cuda.is_available()` in the
         # same function (I-JEPA's gpu_timer): the switch became a check.
         rechecked = self._assigned_in.get(dotted) == self.callable and self._flag(dotted)
-        if dotted in self._switches[-1] and not rechecked or self._flag(dotted) is False:
+        if dotted in self._switches[-1] and not rechecked and not self._always_passed_a_check(self._function_nodes[-1], dotted) or self._flag(dotted) is False:
             return False  # `need_cuda=True`, `cuda = True`: on whatever the machine, not a check
         if "." in dotted and any(self._flag(part) for part in dotted.split(".")):
             return True
@@ -575,8 +577,9 @@ class AcceleratorGuards:
         params = node.params
         self._switches.append(frozenset(
             p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
-            if isinstance(p.default, cst.Name) and p.default.value == "True" and not self._always_passed_a_check(node, p.name.value)
+            if isinstance(p.default, cst.Name) and p.default.value == "True"
         ))
+        self._function_nodes.append(node)
         # A test marked to skip without CUDA states its hardware needs; a function that
         # captures a CUDA graph is CUDA-only by what it does.
         # A `cuda()` method (a container's own, as Module.cuda and Tensor.cuda are) runs only
@@ -589,12 +592,19 @@ class AcceleratorGuards:
         self.leave_If_body(original_node)  # type: ignore[arg-type]
         self._if_stack.pop()
         self._switches.pop()
+        self._function_nodes.pop()
         self._callables.pop()
 
     def _always_passed_a_check(self, func: cst.FunctionDef, name: str) -> bool:
         """`def train(loader, net, use_cuda=True)` that every call of the file, which holds them
         all, passes `torch.cuda.is_available()` or a flag made from it (loss-landscape's
         cifar10 trainer): the switch is that check, its default never taking effect."""
+        key = (id(func), name)
+        if key not in self._passed_checks:
+            self._passed_checks[key] = self._every_call_passes_a_check(func, name)
+        return self._passed_checks[key]
+
+    def _every_call_passes_a_check(self, func: cst.FunctionDef, name: str) -> bool:
         if not holds_every_call(self.ctx.module, func):
             return False
         if self._calls is None:
