@@ -1563,6 +1563,49 @@ def test_a_module_built_on_the_device_its_constructor_is_given_or_the_cpu() -> N
     assert findings(source) == []
 
 
+def test_a_module_keeping_a_configuration_entry_and_renamed_arguments_is_not_on_the_cpu() -> None:
+    # ssd.pytorch's MultiBoxLoss keeps `self.variance = cfg['variance']` (a table of data/config.py)
+    # and `self.threshold = overlap_thresh`: data it indexes or passes on, no parameter or buffer. An
+    # entry of a table the class calls (`self.proj(x)`) may be a layer, which `__setattr__` registers.
+    source = """
+import torch
+import torch.nn as nn
+
+CFG = {"variance": [0.1, 0.2], "proj": nn.Linear(4, 4)}
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class MultiBoxLoss(nn.Module):
+    def __init__(self, num_classes, overlap_thresh):
+        super().__init__()
+        self.num_classes = num_classes
+        self.threshold = overlap_thresh
+        self.variance = CFG["variance"]
+
+    def forward(self, loc, conf):
+        return (loc * self.variance[0]).sum() + conf[:, : self.num_classes].sum() * self.threshold
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = CFG["proj"]
+
+    def forward(self, x):
+        return self.proj(x)
+
+
+def step(loc, conf, x):
+    loc, conf, x = loc.to(device), conf.to(device), x.to(device)
+    return MultiBoxLoss(6, 0.5)(loc, conf) + Head()(x).sum()
+"""
+    assert findings(source) == [("DL301", 30, 46)]
+    assert messages(source) == [
+        "`Head()(x)` mixes devices: `Head()` is on the CPU (built by `Head(...)` on the CPU, line 30), but `x` is on "
+        "`device` (moved by `.to()`, line 29); put both on one device (`.to(device)`, or create it with `device=device`)"
+    ]
+
+
 def test_a_module_holding_only_data_and_placed_tensors_is_not_on_the_cpu() -> None:
     # face-parsing's OhemCELoss (`-torch.log(torch.tensor(t)).cuda()`, a count kept as data) and
     # RIFE's Ternary (a numpy array made a tensor on `device`): no parameter, buffer or stateful

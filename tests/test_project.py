@@ -677,3 +677,78 @@ def test_a_data_parallel_subclass_of_another_file_takes_cpu_batches(tmp_path: Pa
     )
     lines = run("--quiet", "--select", "DL201", str(tmp_path)).splitlines()
     assert [line.split(": ", 1)[0] for line in lines] == [f"{tmp_path / 'train.py'}:12:9"]
+
+
+_MULTIBOX = """\
+import torch
+from torch import nn
+from data import coco as cfg
+
+
+class MultiBoxLoss(nn.Module):
+    def __init__(self, num_classes, overlap_thresh, use_gpu=True):
+        super().__init__()
+        self.use_gpu = use_gpu
+        self.num_classes = num_classes
+        self.threshold = overlap_thresh
+        self.variance = cfg["variance"]
+
+    def forward(self, predictions, targets):
+        loc_t = torch.zeros(predictions.size(0), 4)
+        if self.use_gpu:
+            loc_t = loc_t.cuda()
+        return ((predictions[:, :4] - loc_t) ** 2).mean() * self.variance[0] + self.threshold
+"""
+_SSD_TRAIN = """\
+import torch
+from layers.multibox_loss import MultiBoxLoss
+
+
+def train(cuda: bool):
+    net = torch.nn.Linear(8, 6)
+    if cuda:
+        net = net.cuda()
+    criterion = MultiBoxLoss(6, 0.5, cuda)
+    images = torch.randn(2, 8)
+    if cuda:
+        images = images.cuda()
+    return criterion(net(images), None)
+"""
+_ON_THE_CPU = (
+    "train.py:13:12: DL301 `criterion(net(images), None)` mixes devices: `criterion` is on the CPU (built by"
+    " `MultiBoxLoss(...)` (layers/multibox_loss.py:6) on the CPU, line 9), but `net(images)` is on `cuda`"
+    ' (moved by `.cuda()`, line 8); put both on one device (`.to("cuda")`, or create it with `device="cuda"`)'
+)
+
+
+@pytest.mark.parametrize(
+    "keeps, reported",
+    [
+        ("", False),
+        # A table entry it calls, a parameter it asks something of: objects, perhaps modules.
+        ('self.variance = cfg["variance"]\n        self.variance.eval()', True),
+        ("self.threshold = overlap_thresh\n        self.threshold.eval()", True),
+        # A constructor-time call may build anything; a read of its own argument may be a module's.
+        ('self.variance = cfg["variance"]\n        self.head = cfg["make"](3)', True),
+        ("self.threshold = overlap_thresh\n        self.weight = overlap_thresh.weight", True),
+    ],
+)
+def test_a_module_of_another_file_keeping_configuration_and_renamed_arguments_owns_no_state(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keeps: str, reported: bool
+) -> None:
+    # ssd.pytorch's MultiBoxLoss (layers/modules/multibox_loss.py), built in train.py with the `--cuda`
+    # flag that moves the net and the batch: it keeps `cfg['variance']` (a table of data/config.py) and
+    # its arguments under other names (`self.threshold = overlap_thresh`), and owns no parameter or buffer.
+    (tmp_path / "pyproject.toml").write_text("")
+    for package in ("data", "layers"):
+        (tmp_path / package).mkdir()
+    (tmp_path / "data" / "__init__.py").write_text("from .config import *\n")
+    (tmp_path / "data" / "config.py").write_text('coco = {"variance": [0.1, 0.2]}\n')
+    (tmp_path / "layers" / "__init__.py").write_text("")
+    loss = _MULTIBOX if not keeps else _MULTIBOX.replace('self.variance = cfg["variance"]', keeps)
+    if "self.threshold = overlap_thresh\n" in keeps:
+        loss = loss.replace("        self.threshold = overlap_thresh\n", "", 1)
+    (tmp_path / "layers" / "multibox_loss.py").write_text(loss)
+    (tmp_path / "train.py").write_text(_SSD_TRAIN)
+    monkeypatch.chdir(tmp_path)
+    assert run("--quiet", "--select", "DL301", ".").splitlines() == ([_ON_THE_CPU] if reported else [])

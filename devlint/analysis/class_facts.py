@@ -72,6 +72,7 @@ def owns_no_state(cls: ClassInfo, qualify: Callable[[cst.BaseExpression], str | 
 def _keeps_no_state(cls: ClassInfo, qualify: Callable[[cst.BaseExpression], str | None]) -> bool:
     init = cls.methods.get("__init__")
     numbers = {p.name.value for p in init.params if number_parameter(p)} if init is not None else set()
+    kept_data: set[int] = set()
     if init is not None:
         # A local made by a torch function that returns one tensor (`pos = torch.zeros(91, 256)`):
         # kept as a plain attribute, it is no state `model.to()` would move (DL401's concern).
@@ -88,23 +89,57 @@ def _keeps_no_state(cls: ClassInfo, qualify: Callable[[cst.BaseExpression], str 
         } | {
             dotted_name(node.value) for node in descendants(cls.node.body) if type(node) is cst.Attribute  # type: ignore[attr-defined]
         }
-        stored = {
-            node.value.value  # type: ignore[attr-defined]
-            for node in descendants(init.node.body)
-            if type(node) is cst.Assign and type(node.value) is cst.Name  # type: ignore[attr-defined]
-            and all(type(t.target) is cst.Attribute and dotted_name(t.target) == f"{me}.{node.value.value}" for t in node.targets)  # type: ignore[attr-defined]
-        }
-        numbers |= {p.name.value for p in init.params[1:] if p.name.value in stored and f"{me}.{p.name.value}" not in used_as_object and p.star == ""}
+        # Under its own name or another (`self.threshold = overlap_thresh`, ssd.pytorch's MultiBoxLoss).
+        stored: dict[str, set[str | None]] = {}  # parameter -> the attributes it is kept as
+        for node in descendants(init.node.body):
+            if type(node) is cst.Assign and type(node.value) is cst.Name:  # type: ignore[attr-defined]
+                attributes = stored.setdefault(node.value.value, set())  # type: ignore[attr-defined]
+                attributes.update(dotted_name(t.target) for t in node.targets if type(t.target) is cst.Attribute and dotted_name(t.target.value) == me)  # type: ignore[attr-defined]
+        numbers |= {p.name.value for p in init.params[1:] if p.star == "" and stored.get(p.name.value) and not stored[p.name.value] & used_as_object}
+        kept_data = _kept_module_data(init, used_as_object, qualify)
     for node in descendants(cls.node.body):
         kind = type(node)
         if kind is cst.Call and (dotted_name(node.func) or "").rsplit(".", 1)[-1] in REGISTERING_CALLS:  # type: ignore[attr-defined]
             return False
+        if kind is cst.Assign and id(node) in kept_data:
+            continue
         if init is not None and kind in (cst.Assign, cst.AnnAssign) and node.value is not None:  # type: ignore[attr-defined]
             targets = [t.target for t in node.targets] if kind is cst.Assign else [node.target]  # type: ignore[attr-defined]
             if any(type(t) is cst.Attribute and dotted_name(t.value) == init.self_param for t in targets):
                 if not _stateless_value(node.value, numbers, qualify):  # type: ignore[attr-defined]
                     return False
     return True
+
+
+def _kept_module_data(init: FunctionInfo, used_as_object: set[str | None], qualify: Callable[[cst.BaseExpression], str | None]) -> set[int]:
+    """`__init__`'s `self.x = cfg['variance']`: an entry of a module-level table (imported or global),
+    read without a call and kept as an attribute the class never calls or asks anything of.
+    `nn.Module.__setattr__` registers only parameters, modules and buffers; what the class only passes
+    on or indexes is data to it (ssd.pytorch's MultiBoxLoss). Not an attribute read (`shared.weight`
+    may be a layer's parameter, which the module would then register)."""
+    me = init.self_param
+    local = {p.name.value for p in init.params} | {
+        target.target.value  # type: ignore[attr-defined]
+        for node in descendants(init.node.body)
+        if type(node) is cst.Assign
+        for target in node.targets  # type: ignore[attr-defined]
+        if type(target.target) is cst.Name
+    }
+    kept = set()
+    for node in descendants(init.node.body):
+        if type(node) is not cst.Assign or type(node.value) is not cst.Subscript:  # type: ignore[attr-defined]
+            continue
+        targets = [t.target for t in node.targets]  # type: ignore[attr-defined]
+        if not all(type(t) is cst.Attribute and dotted_name(t.value) == me and dotted_name(t) not in used_as_object for t in targets):
+            continue
+        root = node.value  # type: ignore[attr-defined]
+        while type(root) in (cst.Subscript, cst.Attribute):
+            root = root.value  # type: ignore[attr-defined]
+        if type(root) is not cst.Name or root.value in local or any(type(part) is cst.Call for part in descendants(node.value)):  # type: ignore[attr-defined]
+            continue
+        if (qualify(root) or "").split(".", 1)[0] != "torch":
+            kept.add(id(node))
+    return kept
 
 
 def _makes_a_tensor(value: cst.BaseExpression, qualify: Callable[[cst.BaseExpression], str | None]) -> bool:
