@@ -752,3 +752,30 @@ def test_a_module_of_another_file_keeping_configuration_and_renamed_arguments_ow
     (tmp_path / "train.py").write_text(_SSD_TRAIN)
     monkeypatch.chdir(tmp_path)
     assert run("--quiet", "--select", "DL301", ".").splitlines() == ([_ON_THE_CPU] if reported else [])
+
+
+def test_a_loss_edited_to_keep_only_configuration_rechecks_its_importer_from_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The fact travels in the loss file's summary and so in its importer's cache key: a warm run
+    # after the edit says what a cold one says.
+    (tmp_path / "pyproject.toml").write_text("")
+    for package in ("data", "layers"):
+        (tmp_path / package).mkdir()
+    stateful = _MULTIBOX.replace('self.variance = cfg["variance"]', 'self.variance = cfg["variance"]\n        self.proj = nn.Linear(6, 6)')
+    check, checked = _cached_project(
+        tmp_path,
+        monkeypatch,
+        {
+            "data/__init__.py": "from .config import *\n",
+            "data/config.py": 'coco = {"variance": [0.1, 0.2]}\n',
+            "layers/__init__.py": "",
+            "layers/multibox_loss.py": stateful,
+            "train.py": _SSD_TRAIN,
+        },
+    )
+    assert [(f.path, f.code, f.start.line) for r in check() for f in r.findings if f.code == "DL301"] == [("train.py", "DL301", 13)]
+    (tmp_path / "layers" / "multibox_loss.py").write_text(_MULTIBOX)
+    checked.clear()
+    warm = check()
+    assert sorted(set(checked)) == ["layers/multibox_loss.py", "train.py"]
+    assert [f.code for r in warm for f in r.findings if f.code == "DL301"] == []
+    assert [r.findings for r in warm] == [r.findings for r in check(cached=False)]
