@@ -1658,3 +1658,39 @@ def step(logits, labels, img, x):
     return loss + Head(nn.Identity())(x).sum()
 """
     assert findings(source) == [("DL301", 44, 19)]
+
+
+def test_a_module_keeping_a_list_of_numbers_is_not_on_the_cpu() -> None:
+    # FaceBoxes.PyTorch's MultiBoxLoss (ssd.pytorch's, with `self.variance = [0.1, 0.2]`). A list
+    # holding a layer with parameters keeps the class reported.
+    source = """
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class MultiBoxLoss(nn.Module):
+    def __init__(self, overlap_thresh):
+        super().__init__()
+        self.threshold = overlap_thresh
+        self.variance = [0.1, (0.2, 0.3)]
+
+    def forward(self, loc):
+        return (loc * self.variance[0]).sum() * self.threshold
+
+
+class Heads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.heads = [nn.ReLU(), nn.Linear(4, 4)]
+
+    def forward(self, x):
+        return self.heads[1](x)
+
+
+def step(loc, x):
+    loc, x = loc.to(device), x.to(device)
+    return MultiBoxLoss(0.5)(loc) + Heads()(x).sum()
+"""
+    assert findings(source) == [("DL301", 28, 37)]

@@ -165,6 +165,10 @@ def _stateless_value(value: cst.BaseExpression, numbers: set[str], qualify: Call
         return True
     if isinstance(value, cst.Name):
         return value.value in numbers or value.value in ("True", "False")
+    if isinstance(value, (cst.List, cst.Tuple)):
+        # `self.variance = [0.1, 0.2]` (FaceBoxes' MultiBoxLoss): `Module.__setattr__` registers
+        # no list, and one of plain data holds nothing `model.to()` would move.
+        return all(isinstance(e, cst.Element) and _stateless_value(e.value, numbers, qualify) for e in value.elements)
     if isinstance(value, (cst.Call, cst.UnaryOperation)):
         if _makes_a_tensor(value, qualify):
             return True
