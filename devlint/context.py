@@ -108,6 +108,7 @@ class FileContext:
         """What this file tells the files that import it (after its device analysis)."""
         from devlint.analysis.checkpoints import loads_state, writes_cpu_state
         from devlint.analysis.class_facts import wrapped_parameters
+        from devlint.analysis.distributed_checks import asks_distributed
         from devlint.analysis.facts import PlaceFact
         from devlint.analysis.summary import CallSite, star_key, summarise
 
@@ -128,10 +129,9 @@ class FileContext:
             )
             for call in analysis.calls_out
         )
-        # Most files ask torch.distributed nothing: their functions need no second look.
-        asks = any(word in self.text for word in ("is_initialized", "get_world_size"))
         return summarise(
-            self.path, classes, analysis.returns, analysis.variables, imports, self.python_tree, checkpoints, calls, analysis.asks_callers, asks
+            self.path, classes, analysis.returns, analysis.variables, imports, self.python_tree, checkpoints, calls, analysis.asks_callers,
+            asks_distributed(self.text),
         )
 
     @cached_property

@@ -180,11 +180,20 @@ def _module_parents(ctx: "FileContext") -> dict[cst.CSTNode, cst.CSTNode]:
     return parent_table(ctx.module)
 
 
-def enclosing_functions(ctx: "FileContext", node: cst.CSTNode) -> Iterator[cst.FunctionDef]:
-    """The functions around a node, innermost first."""
+def _parents(ctx: "FileContext", node: cst.CSTNode) -> dict[cst.CSTNode, cst.CSTNode]:
     statement = ctx.statement_of(node)
     # The statement's own table: kept between a document's versions by the language server.
-    parents = ctx.shared(_module_parents) if statement is None else ctx.statement_facts.parents(statement)
+    return ctx.shared(_module_parents) if statement is None else ctx.statement_facts.parents(statement)
+
+
+def parent_of(ctx: "FileContext", node: cst.CSTNode) -> cst.CSTNode | None:
+    """The code node directly around `node` (None at the top)."""
+    return _parents(ctx, node).get(node)
+
+
+def enclosing_functions(ctx: "FileContext", node: cst.CSTNode) -> Iterator[cst.FunctionDef]:
+    """The functions around a node, innermost first."""
+    parents = _parents(ctx, node)
     current = parents.get(node)
     while current is not None:
         if isinstance(current, cst.FunctionDef):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -10,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from devlint import engine
+from devlint.analysis.summary import ModuleSummary, summarise_imports
 from devlint.cache import Cache
 from devlint.cli import main
 from devlint.config import Settings
@@ -234,6 +236,14 @@ def test_a_multi_process_check_imported_from_another_file_guards_as_a_local_one(
         (tmp_path / f"{name}.py").write_text(body.format(check=check))
     lines = run("--quiet", "--select", "DL102", str(tmp_path)).splitlines()
     assert [line.split(" ", 2)[:2] for line in lines] == [[f"{tmp_path / 'c.py'}:9:59:", "DL102"]]
+    # The cache keeps the helper's summary as it was made.
+    text = (tmp_path / "pkg" / "dist_utils.py").read_text()
+    summary = summarise_imports("pkg/dist_utils.py", ast.parse(text), "pkg.dist_utils", False)
+    assert summary.distributed_checks == {
+        "is_dist_avail_and_initialized": "torch.distributed.is_initialized",
+        "get_world_size": "torch.distributed.get_world_size",
+    }
+    assert ModuleSummary.from_json(summary.to_json()) == summary
 
 
 @pytest.mark.parametrize("given", ["model", "torch.nn.Linear(4, 4)"])

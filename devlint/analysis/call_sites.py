@@ -6,6 +6,8 @@ what those calls pass decides what the function's defaults and switches can be.
 
 from __future__ import annotations
 
+from typing import Any
+
 import libcst as cst
 
 from devlint.names import dotted_name
@@ -22,6 +24,11 @@ def calls_by_name(module: cst.Module) -> dict[str, list[cst.Call]]:
             if name is not None:
                 found.setdefault(name, []).append(node)  # type: ignore[arg-type]
     return found
+
+
+def calls_of_file(ctx: Any) -> dict[str, list[cst.Call]]:  # noqa: ANN401 - a FileContext, built once through `ctx.shared`
+    """`calls_by_name` of the file a context holds, for `ctx.shared(calls_of_file)`."""
+    return calls_by_name(ctx.module)
 
 
 def is_script(module: cst.Module) -> bool:

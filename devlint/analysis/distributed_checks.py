@@ -16,6 +16,12 @@ INITIALIZED = "torch.distributed.is_initialized"
 WORLD_SIZE = "torch.distributed.get_world_size"
 
 
+def asks_distributed(text: str) -> bool:
+    """Whether a file's text may ask either question: most files ask neither, and need no look
+    at their functions."""
+    return "is_initialized" in text or "get_world_size" in text
+
+
 def distributed_checks(tree: ast.Module | None, bindings: dict[str, str]) -> dict[str, str]:
     """Top-level functions asking `torch.distributed.is_initialized()` (or `get_world_size()`)
     whose every return is that call's answer, a constant or None: the question, by name."""

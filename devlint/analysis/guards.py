@@ -11,15 +11,20 @@ rules, so `guarded` is current when a rule visits a node.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
 
 import libcst as cst
 
-from devlint.analysis.call_sites import calls_by_name, holds_every_call, passed
+from devlint.analysis.call_sites import calls_of_file, holds_every_call, passed
+from devlint.analysis.distributed_checks import INITIALIZED, WORLD_SIZE, asks_distributed
+from devlint.analysis.imported import ImportedFacts
 from devlint.analysis.torchapi import ACCELERATOR_TYPES, AVAILABILITY_CALLS, AVAILABILITY_VALUES, CPU_TYPES, CUDA_TENSOR_TYPES, scattering_base
 from devlint.analysis.torchapi.frameworks import AVAILABILITY_HELPERS, GPU_TEST_DECORATORS
 from devlint.names import dotted_name, is_none
 from devlint.tree import descendants
+
+T = TypeVar("T")
 
 
 class GuardedFile(Protocol):
@@ -27,8 +32,11 @@ class GuardedFile(Protocol):
 
     text: str
     module: cst.Module
+    imported: ImportedFacts
 
     def qualify(self, node: cst.BaseExpression) -> str | None: ...
+
+    def shared(self, build: Callable[[Any], T]) -> T: ...
 
 
 _FLAG_WORDS = ("cuda", "gpu", "accelerat")
@@ -38,9 +46,8 @@ _DEVICE_STRINGS = ACCELERATOR_TYPES | CPU_TYPES
 # Entering these fails without CUDA: their bodies only ever run on a GPU machine.
 _GRAPH_CAPTURE = frozenset({"torch.cuda.CUDAGraph", "torch.cuda.graph", "torch.cuda.graphs.graph", "torch.cuda.make_graphed_callables"})
 _GRAPH_WORDS = ("CUDAGraph", "cuda.graph", "graphs.graph", "make_graphed_callables")
-_INITIALIZED = frozenset({"torch.distributed.is_initialized"})
-_WORLD_SIZE = frozenset({"torch.distributed.get_world_size"})
-_DISTRIBUTED_WORDS = ("is_initialized", "get_world_size")
+_INITIALIZED = frozenset({INITIALIZED})
+_WORLD_SIZE = frozenset({WORLD_SIZE})
 _GPU_ONLY_CONTEXTS = frozenset({"torch.cuda.device", "torch.cuda.stream", "torch.cuda.graph", "torch.cuda.graphs.graph", "torch.cuda.device_of"})
 
 
@@ -148,7 +155,6 @@ class AcceleratorGuards:
         self._if_stack: list[tuple[bool, bool]] = []  # (body guarded, orelse guarded)
         # Per function, innermost last: parameters defaulting to True (`need_cuda=True`).
         self._switches: list[frozenset[str]] = [frozenset()]
-        self._calls: dict[str, list[cst.Call]] | None = None  # the file's calls, by name called
         self._function_nodes: list[cst.FunctionDef] = []  # the functions the walk is in, innermost last
         self._passed_checks: dict[tuple[int, str], bool] = {}
         self._callables: list[str] = []  # the function being walked (its outermost definition), repeated per nesting
@@ -330,7 +336,7 @@ class AcceleratorGuards:
         ones among them, return before it."""
         if self._distributed is None:
             # Most files never ask torch.distributed anything: no need to look at their functions.
-            asks = any(word in self.ctx.text for word in _DISTRIBUTED_WORDS) or bool(self.ctx.imported.distributed)
+            asks = asks_distributed(self.ctx.text) or bool(self.ctx.imported.distributed)
             self._distributed = _distributed_helpers(self.ctx) if asks else {}
             self._no_distributed = not asks
         if self._no_distributed:
@@ -607,9 +613,7 @@ class AcceleratorGuards:
     def _every_call_passes_a_check(self, func: cst.FunctionDef, name: str) -> bool:
         if not holds_every_call(self.ctx.module, func):
             return False
-        if self._calls is None:
-            self._calls = calls_by_name(self.ctx.module)
-        calls = self._calls.get(func.name.value, [])
+        calls = self.ctx.shared(calls_of_file).get(func.name.value, [])
         if not self._classes:
             calls = [call for call in calls if isinstance(call.func, cst.Name)]  # `net.train()` is the module's own
         if not calls:

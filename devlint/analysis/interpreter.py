@@ -277,7 +277,7 @@ class FunctionRun:
         if self.func is None or not isinstance(node, cst.Call) or self.qualify(node.func) not in DATA_FACTORIES:
             return False
         first = node.args[0].value if node.args and node.args[0].keyword is None else None
-        return isinstance(first, cst.Name) and any(param.name.value == first.value for param in self.func.params)
+        return isinstance(first, cst.Name) and self._own_parameter(first.value)
 
     # -- environment ----------------------------------------------------------
     def lookup(self, name: str) -> Value | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from devlint.analysis.accelerator_use import is_cpu_device
-from devlint.analysis.call_sites import calls_by_name, holds_every_call, passed
+from devlint.analysis.call_sites import calls_of_file, holds_every_call, passed
 from devlint.analysis.guards import device_type_of_string, string_value
 from devlint.analysis.parameter_reads import parameter_reads
 from devlint.analysis.torchapi import ACCELERATOR_TYPES, CUDA_TENSOR_TYPES
@@ -240,7 +240,7 @@ class AcceleratorLiteral(Rule):
         device in its README), and their defaults stay reported."""
         if not holds_every_call(self.ctx.module, func):
             return False
-        calls = self.ctx.shared(_calls_by_name).get(func.name.value)
+        calls = self.ctx.shared(calls_of_file).get(func.name.value)
         if not calls:
             return False
         name = param.name.value
@@ -331,6 +331,3 @@ def _snippet(code: str, limit: int = 60) -> str:
     """Code quoted in a message: one line (findings are one line each), and short."""
     return snippet(code, limit)
 
-
-def _calls_by_name(ctx) -> dict[str, list[cst.Call]]:  # noqa: ANN001 - FileContext
-    return calls_by_name(ctx.module)

@@ -10,9 +10,8 @@ from devlint.analysis.facts import PlaceKind
 from devlint.analysis.shapes import size_sources
 from devlint.analysis.torchapi import takes_device
 from devlint.finding import Fix
-from devlint.fixes import add_device_keyword, enclosing_functions
+from devlint.fixes import add_device_keyword, enclosing_functions, parent_of
 from devlint.rule import Rule
-from devlint.tree import descendants
 from devlint.rules.dl301_mixed_devices import claimed_by_factory_rule
 
 
@@ -99,7 +98,7 @@ class FactoryWithoutDevice(Rule):
 
 
 def _fix(ctx, factory: cst.CSTNode, source: str | None) -> Fix | None:  # noqa: ANN001 - FileContext
-    if source is None or not isinstance(factory, cst.Call) or _chained_with_values(ctx.module, factory):
+    if source is None or not isinstance(factory, cst.Call) or _chained_with_values(ctx, factory):
         return None
     return add_device_keyword(ctx, factory, f"{source}.device")
 
@@ -107,11 +106,10 @@ def _fix(ctx, factory: cst.CSTNode, source: str | None) -> Fix | None:  # noqa: 
 _LITERALS = (cst.Integer, cst.Float, cst.SimpleString)
 
 
-def _chained_with_values(module: cst.Module, factory: cst.Call) -> bool:
+def _chained_with_values(ctx, factory: cst.Call) -> bool:  # noqa: ANN001 - FileContext
     """`torch.zeros(n).scatter_(1, index.cpu(), 1)`: a method of the new tensor given something
     other than literals, which may be a CPU tensor it would then meet on the device (torchreid's
     `CrossEntropyLabelSmooth`: the fix made CUDA `scatter_` reject the CPU index)."""
-    for node in descendants(module):
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.value is factory:
-            return any(not isinstance(arg.value, _LITERALS) for arg in node.args)
-    return False
+    member = parent_of(ctx, factory)
+    call = parent_of(ctx, member) if isinstance(member, cst.Attribute) else None
+    return isinstance(call, cst.Call) and call.func is member and any(not isinstance(arg.value, _LITERALS) for arg in call.args)

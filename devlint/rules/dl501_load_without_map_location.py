@@ -108,13 +108,13 @@ class LoadWithoutMapLocation(Rule):
         functions and classes only those use): every name of them outside their own definition
         is in such a class or function, and one is (Pytorch-UNet's `load_image`, read by its
         Dataset's `__getitem__`; ImageCaptioning's `HybridLoader`, which its Dataset builds)."""
-        units: dict[str, cst.CSTNode] = {}
+        units: set[str] = set()
         uses: dict[str, set[str]] = {}  # name -> the top-level units naming it ("" for other statements)
         datasets: set[str] = set()
         for statement in self.ctx.module.body:
             if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
                 name = statement.name.value
-                units[name] = statement
+                units.add(name)
                 if isinstance(statement, cst.ClassDef) and self._derives_from_dataset(statement):
                     datasets.add(name)
             else:
