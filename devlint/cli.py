@@ -108,7 +108,7 @@ _SELECTOR_HELP = "Comma-separated rule codes or prefixes{}; repeat the option to
 )
 @click.option("--isolated", is_flag=True, help="Ignore every configuration file.")
 @click.option("--stdin-filename", help="Check source read from standard input, reported as this path.")
-@click.option("--strict", is_flag=True, default=None, help="Also report code under an availability check (.cuda(), CUDA runtime calls, loads without map_location).")
+@click.option("--strict", is_flag=True, default=None, help="Also report code under an availability check (.cuda(), CUDA runtime calls, loads without map_location), and downloads of published weights without map_location.")
 @click.option("--quiet", "-q", is_flag=True, help="Print findings only, no summary and no warnings.")
 @click.option(
     "--color",

@@ -381,6 +381,31 @@ def test_a_flag_asking_for_the_cpu_guards_its_else() -> None:
     assert [(f.code, f.start.line) for f in found] == [("DL101", 15)]
 
 
+def test_a_setting_read_by_key_is_the_flag_read_by_attribute() -> None:
+    # FaceBoxes' and Pytorch_Retinaface's `GPU = cfg["gpu_train"]` (vendored by KAIR and GPEN):
+    # `cfg["gpu_train"]` is the setting `cfg.gpu_train` would be, with the same polarity rules.
+    found = lint(
+        """
+        import torch
+        from data import cfg
+        GPU = cfg["gpu_train"]
+        def loss(x, opt):
+            if GPU:
+                x = x.cuda()
+            if cfg["gpu_train"]:
+                x = x.cuda()
+            if cfg["batch"]:
+                x = x.cuda()
+            if cfg[0]:
+                x = x.cuda()
+            if opt["no_cuda"]:
+                return x
+            return x.cuda()
+        """
+    )
+    assert [(f.code, f.start.line) for f in found] == [("DL101", 10), ("DL101", 12)]
+
+
 def test_a_flag_set_to_one_only_under_a_check() -> None:
     # pytorch-YOLOv4's evaluate_on_coco: `use_cuda = 1` under the check, `0` in its else.
     found = lint(

@@ -573,3 +573,60 @@ def test_a_data_parallel_without_device_ids_has_no_gpu() -> None:
         """
     )
     assert [(f.code, f.start.line) for f in found] == [("DL103", 15)]
+
+
+def test_a_parameter_every_call_of_a_script_passes_the_cpu_flag_is_that_flag() -> None:
+    # FaceBoxes' and Pytorch_Retinaface's test scripts: `load_model(net, path, load_to_cpu)`,
+    # called only with the user's `args.cpu`, reads `torch.cuda.current_device()` in the `else`
+    # of `if load_to_cpu:`. A call passing anything else (a constant, a recursive call passing
+    # the parameter on) keeps it reported: `load_to_cpu` alone names where weights go.
+    source = """
+        import torch
+
+        def load_model(model, path, load_to_cpu):
+            if load_to_cpu:
+                return torch.load(path, map_location="cpu")
+            device = torch.cuda.current_device()
+            return torch.load(path, map_location=lambda s, loc: s.cuda(device))
+
+        if __name__ == "__main__":
+            net = load_model(None, args.trained_model, args.cpu)
+        """
+    assert positions(source) == []
+    assert positions(source + "    load_model(None, 'w.pth', False)\n") == [("DL103", 6, 14)]
+    assert positions(source.replace('if __name__ == "__main__":', "if True:")) == [("DL103", 6, 14)]
+
+
+def test_a_branch_only_a_launched_job_takes_is_gpu_only_by_design() -> None:
+    # `torchrun` sets LOCAL_RANK, `torch.distributed.launch` passes `--local_rank`; a script
+    # started alone reads -1 (transformers' examples, YOLOv3's and YOLOP's train.py, RIFE).
+    # A default other than -1, an option the file does not declare so, or a test that the
+    # lone process passes too (`in (-1, 0)`) is no such branch.
+    assert positions(
+        """
+        import argparse
+        import os
+        import torch
+
+        LOCAL_RANK = int(os.getenv("LOCAL_RANK", "-1"))
+        ZERO = int(os.getenv("LOCAL_RANK", 0))
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--local_rank", type=int, default=-1)
+        parser.add_argument("--node_rank", type=int, default=-1)
+        args = parser.parse_args()
+
+        def main():
+            if LOCAL_RANK != -1:
+                torch.cuda.set_device(LOCAL_RANK)
+            if args.local_rank == -1:
+                device = torch.device("cpu")
+            else:
+                torch.cuda.set_device(args.local_rank)
+            if ZERO != -1:
+                torch.cuda.set_device(ZERO)
+            if args.node_rank != -1:
+                torch.cuda.set_device(args.node_rank)
+            if args.local_rank in (-1, 0):
+                torch.cuda.synchronize()
+        """
+    ) == [("DL103", 20, 9), ("DL103", 22, 9), ("DL103", 24, 9)]

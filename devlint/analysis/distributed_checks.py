@@ -22,6 +22,12 @@ def asks_distributed(text: str) -> bool:
     return "is_initialized" in text or "get_world_size" in text
 
 
+def names_a_launcher_rank(text: str) -> bool:
+    """Whether a file's text may read the rank a launcher gives each process (`LOCAL_RANK`,
+    `--local_rank`): most files do not."""
+    return "RANK" in text or "local_rank" in text or "local-rank" in text
+
+
 def distributed_checks(tree: ast.Module | None, bindings: dict[str, str]) -> dict[str, str]:
     """Top-level functions asking `torch.distributed.is_initialized()` (or `get_world_size()`)
     whose every return is that call's answer, a constant or None: the question, by name."""

@@ -17,7 +17,7 @@ from typing import Any, Protocol, TypeVar
 import libcst as cst
 
 from devlint.analysis.call_sites import calls_of_file, holds_every_call, passed
-from devlint.analysis.distributed_checks import INITIALIZED, WORLD_SIZE, asks_distributed
+from devlint.analysis.distributed_checks import INITIALIZED, WORLD_SIZE, asks_distributed, names_a_launcher_rank
 from devlint.analysis.imported import ImportedFacts
 from devlint.analysis.torchapi import ACCELERATOR_TYPES, AVAILABILITY_CALLS, AVAILABILITY_VALUES, CPU_TYPES, CUDA_TENSOR_TYPES, scattering_base
 from devlint.analysis.torchapi.frameworks import AVAILABILITY_HELPERS, GPU_TEST_DECORATORS
@@ -95,6 +95,63 @@ def _not_a_dotted_name(node: cst.CSTNode) -> bool:
     return type(node) is not cst.Attribute or dotted_name(node) is None  # type: ignore[arg-type]
 
 
+def _entry_name(node: cst.CSTNode) -> str | None:
+    """`cfg["gpu_train"]` as `cfg.gpu_train`: a configuration read by key is the same setting
+    as one read by attribute (FaceBoxes' and Pytorch_Retinaface's `GPU = cfg["gpu_train"]`)."""
+    if type(node) is not cst.Subscript or len(node.slice) != 1:  # type: ignore[attr-defined]
+        return None
+    index = node.slice[0].slice  # type: ignore[attr-defined]
+    key = string_value(index.value) if isinstance(index, cst.Index) else None
+    owner = dotted_name(node.value)  # type: ignore[attr-defined]
+    if key is None or owner is None or not key.isidentifier():
+        return None
+    return f"{owner}.{key}"
+
+
+# What PyTorch's launchers set for each process they start; a script started alone reads the default.
+_LAUNCHER_VARIABLES = frozenset({"LOCAL_RANK", "RANK"})
+_LAUNCHER_OPTIONS = frozenset({"--local_rank", "--local-rank"})
+
+
+def _integer(node: cst.BaseExpression) -> int | None:
+    """`3`, `-1`."""
+    if isinstance(node, cst.Integer):
+        return int(node.value)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(node.expression, cst.Integer):
+        return -int(node.expression.value)
+    return None
+
+
+def _reads_launcher_environment(value: cst.BaseExpression) -> bool:
+    """`int(os.environ.get("LOCAL_RANK", -1))`, `int(os.getenv("RANK", "-1"))`: the launcher's
+    variable, -1 when the script was started alone."""
+    for node in descendants(value):
+        if type(node) is not cst.Call:
+            continue
+        func = dotted_name(node.func)  # type: ignore[attr-defined]
+        args = node.args  # type: ignore[attr-defined]
+        if func in ("os.environ.get", "os.getenv", "environ.get", "getenv") and len(args) == 2:
+            default = args[1].value
+            number = _integer(default)
+            text = string_value(default)
+            if string_value(args[0].value) in _LAUNCHER_VARIABLES and (number == -1 or text == "-1"):
+                return True
+    return False
+
+
+def _launcher_options(module: cst.Module) -> frozenset[str]:
+    """`local_rank` where the file declares `add_argument("--local_rank", ..., default=-1)`,
+    the option `torch.distributed.launch` passes to each process it starts."""
+    found = set()
+    for node in descendants(module):
+        if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "add_argument" and node.args:  # type: ignore[attr-defined]
+            if string_value(node.args[0].value) in _LAUNCHER_OPTIONS:  # type: ignore[attr-defined]
+                default = next((arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == "default"), None)  # type: ignore[attr-defined]
+                if default is not None and _integer(default) == -1:
+                    found.add("local_rank")
+    return frozenset(found)
+
+
 def _empty_container(node: cst.BaseExpression) -> bool:
     if isinstance(node, (cst.List, cst.Tuple, cst.Set, cst.Dict)):
         return not node.elements
@@ -167,6 +224,7 @@ class AcceleratorGuards:
         self._graph_text: bool | None = None
         self._distributed: dict[str, frozenset[str]] | None = None  # this file's helpers that ask torch.distributed
         self._no_distributed = False
+        self._launcher_options: frozenset[str] | None = None  # `local_rank` where the file declares `--local_rank`
         self._true_guarded: set[str] = set()  # names set to True only under a check
         self._true_anywhere: set[str] = set()  # ... and elsewhere too
 
@@ -214,11 +272,13 @@ class AcceleratorGuards:
             kind = type(node)
             if kind is cst.UnaryOperation and type(node.operator) is cst.Not and self._asks_for_cpu(node.expression):  # type: ignore[attr-defined]
                 return True  # `not args.no_cuda and ...`, `use_cuda = not args.cpu`
-            if kind is cst.Name or kind is cst.Attribute:
-                dotted = dotted_name(node)  # type: ignore[arg-type]
+            if kind is cst.Name or kind is cst.Attribute or kind is cst.Subscript:
+                dotted = dotted_name(node) if kind is not cst.Subscript else _entry_name(node)  # type: ignore[arg-type]
+                if dotted is None and kind is cst.Subscript:
+                    continue
                 if dotted is not None and names_the_cpu_path(dotted.rsplit(".", 1)[-1]):
                     continue  # `args.no_cuda` is true on the CPU path: no check on its own
-                qualified = self.ctx.qualify(node) if dotted is not None else None
+                qualified = self.ctx.qualify(node) if dotted is not None else None  # type: ignore[arg-type]
                 if qualified in AVAILABILITY_VALUES:
                     return True  # `len(torch.cuda.default_generators) > 0`
                 if qualified is not None:
@@ -323,10 +383,15 @@ class AcceleratorGuards:
 
     def _asks_for_cpu(self, expr: cst.BaseExpression) -> bool:
         """`args.use_cpu`, `no_cuda`: a flag of the program's own (not torch's API) asking for the CPU."""
-        if not isinstance(expr, (cst.Name, cst.Attribute)):
+        if isinstance(expr, cst.Subscript):
+            dotted, owner = _entry_name(expr), expr
+        elif isinstance(expr, (cst.Name, cst.Attribute)):
+            dotted, owner = dotted_name(expr), expr
+        else:
             return False
-        dotted = dotted_name(expr)
-        return dotted is not None and self.ctx.qualify(expr) is None and names_the_cpu_path(dotted.rsplit(".", 1)[-1])
+        if dotted is None or self.ctx.qualify(owner) is not None:
+            return False
+        return names_the_cpu_path(dotted.rsplit(".", 1)[-1]) or (isinstance(expr, cst.Name) and self._parameter_passed_a_cpu_flag(dotted))
 
     # -- multi-process code ------------------------------------------------
     def _multi_process_split(self, test: cst.BaseExpression) -> tuple[bool, bool]:
@@ -336,7 +401,7 @@ class AcceleratorGuards:
         ones among them, return before it."""
         if self._distributed is None:
             # Most files never ask torch.distributed anything: no need to look at their functions.
-            asks = asks_distributed(self.ctx.text) or bool(self.ctx.imported.distributed)
+            asks = asks_distributed(self.ctx.text) or bool(self.ctx.imported.distributed) or names_a_launcher_rank(self.ctx.text)
             self._distributed = _distributed_helpers(self.ctx) if asks else {}
             self._no_distributed = not asks
         if self._no_distributed:
@@ -353,12 +418,46 @@ class AcceleratorGuards:
                 multi = (isinstance(op, cst.GreaterThan) and number == 1) or (isinstance(op, cst.NotEqual) and number == 1) or (
                     isinstance(op, cst.GreaterThanEqual) and number == 2)
                 return multi, single
+            launched = self._launched_split(left, op, right)
+            if launched is not None:
+                return launched
             return False, False
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            left, _ = self._multi_process_split(test.left)
             left, _ = self._multi_process_split(test.left)
             right, _ = self._multi_process_split(test.right)
             return left or right, False
         return self._asks_distributed(test, _INITIALIZED), False
+
+    def _launched_split(self, left: cst.BaseExpression, op: cst.BaseCompOp, right: cst.BaseExpression) -> tuple[bool, bool] | None:
+        """`if local_rank != -1:` where `local_rank` is what PyTorch's launcher sets for each
+        process it starts (`torchrun`'s `LOCAL_RANK`, `torch.distributed.launch`'s `--local_rank`)
+        and -1 where the script was started alone: the branch runs only in a launched job
+        (transformers' examples, YOLOv3's and YOLOP's `train.py`, RIFE). Which branch, by the
+        comparison with -1 or 0; None where it is no such test."""
+        bound = _integer(right)
+        if bound is None or not self._launcher_rank(left):
+            return None
+        multi = (isinstance(op, cst.NotEqual) and bound == -1) or (isinstance(op, cst.GreaterThanEqual) and bound == 0) or (
+            isinstance(op, cst.GreaterThan) and bound == -1)
+        single = (isinstance(op, cst.Equal) and bound == -1) or (isinstance(op, cst.LessThan) and bound == 0) or (
+            isinstance(op, cst.LessThanEqual) and bound == -1)
+        return multi, single
+
+    def _launcher_rank(self, expr: cst.BaseExpression) -> bool:
+        """A name bound to `int(os.environ.get("LOCAL_RANK", -1))` (or `RANK`, or `os.getenv`), or
+        `args.local_rank` of the file's own `add_argument("--local_rank", default=-1)`."""
+        dotted = dotted_name(expr)
+        if dotted is None:
+            return False
+        value = self._assigned.get(dotted)
+        if value is not None and value is not expr:
+            return _reads_launcher_environment(value)
+        if not isinstance(expr, cst.Attribute):
+            return False
+        if self._launcher_options is None:
+            self._launcher_options = _launcher_options(self.ctx.module)
+        return expr.attr.value in self._launcher_options
 
     def _asks_distributed(self, expr: cst.BaseExpression, calls: frozenset[str]) -> bool:
         """`dist.is_initialized()`, a helper of this file that returns it, or a name assigned one."""
@@ -611,6 +710,10 @@ class AcceleratorGuards:
         return self._passed_checks[key]
 
     def _every_call_passes_a_check(self, func: cst.FunctionDef, name: str) -> bool:
+        return self._every_call_passes(func, name, self._asks_availability)
+
+    def _every_call_passes(self, func: cst.FunctionDef, name: str, test: Callable[[cst.BaseExpression], bool]) -> bool:
+        """Does every call of `func`, all of them in this file, pass for `name` what `test` accepts?"""
         if not holds_every_call(self.ctx.module, func):
             return False
         calls = self.ctx.shared(calls_of_file).get(func.name.value, [])
@@ -619,7 +722,23 @@ class AcceleratorGuards:
         if not calls:
             return False
         given = [passed(call, func, name) for call in calls]
-        return all(value is not None and self._asks_availability(value) for value in given)
+        return all(value is not None and test(value) for value in given)
+
+    def _parameter_passed_a_cpu_flag(self, name: str) -> bool:
+        """`def load_model(model, path, load_to_cpu)` that every call of the file, which holds them
+        all, passes the user's CPU flag (`load_model(net, args.trained_model, args.cpu)`,
+        FaceBoxes' and Pytorch_Retinaface's test scripts): the parameter is that flag."""
+        if not self._function_nodes:
+            return False
+        func = self._function_nodes[-1]
+        params = func.params
+        if name not in {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}:
+            return False
+        key = (id(func), f"cpu:{name}")
+        if key not in self._passed_checks:
+            self._passed_checks[key] = False  # a recursive call passing the parameter on proves nothing
+            self._passed_checks[key] = self._every_call_passes(func, name, self._asks_for_cpu)
+        return self._passed_checks[key]
 
     def _asks_availability(self, expr: cst.BaseExpression) -> bool:
         """`torch.cuda.is_available()` itself, an expression holding it, or a name the file binds
