@@ -52,6 +52,32 @@ def test_factory_in_init_is_reported_at_the_assignment() -> None:
     assert finding.fixable
 
 
+def test_a_tensor_created_on_a_chosen_device_stays_where_it_was_created() -> None:
+    # RIFE's losses, stargan-v2's LPIPS, CodeFormer's RetinaFace: built with `.cuda()` or on the
+    # module's `device`, the attribute is not on the CPU; it stays there when the model moves.
+    found = check(
+        """\
+        import torch
+        import torch.nn as nn
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+        class Loss(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = torch.ones(3).cuda()
+                self.k = torch.zeros(2, device=device)
+                self.b = torch.zeros(2)
+        """
+    )
+    assert [(f.start.line, f.message.split("so it stays ")[1].split(";")[0]) for f in found] == [
+        (10, "where it was created"),
+        (11, "where it was created"),
+        (12, "on the CPU"),
+    ]
+
+
 @pytest.mark.parametrize(
     "header",
     [

@@ -130,9 +130,11 @@ class TensorAttribute(Rule):
             self.report(assignment.node, message, self._conversion_fix(conversion))
             return
         name = assignment.attr or "name"
+        # Created on a chosen device (`.cuda()`, `device=...`), it stays there when the model moves elsewhere.
+        where = "where it was created" if _placed(assignment.value, {}, set()) else "on the CPU"
         message = (
             f"`{target}` keeps a tensor as a plain attribute of `{node.name.value}`: `model.to(device)` moves only "
-            f"parameters, buffers and submodules, so it stays on the CPU; use "
+            f"parameters, buffers and submodules, so it stays {where}; use "
             f"`self.register_buffer(\"{name}\", ...)` (or `nn.Parameter` if it is trained)"
         )
         self.report(assignment.node, message, self._buffer_fix(index, node, state, assignment))
