@@ -10,11 +10,12 @@ and what either run finds is what the body does.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import libcst as cst
 
 from devlint.names import dotted_name
+from devlint.tree import descendants
 
 # Comparisons that keep a switch a switch: `args.cuda > 0`, `args.ngpu >= 1`, `device == "cuda"`.
 _COMPARISONS = (cst.Equal, cst.NotEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.LessThan, cst.LessThanEqual, cst.Is, cst.IsNot)
@@ -38,9 +39,10 @@ def switch(test: cst.BaseExpression) -> tuple[str, bool] | None:
     return None
 
 
-def repeated_switch(body: Sequence[cst.CSTNode]) -> str | None:
+def repeated_switch(body: Sequence[cst.CSTNode], held: frozenset[str] = frozenset()) -> str | None:
     """The switch this body tests in two `if` statements or more, with nothing in between (or
-    after the first test) rebinding it; the most tested one where there are several."""
+    after the first test) rebinding it; the most tested one where there are several. A switch of
+    `held` (one its class sets once and tests in `__init__`) counts from one test."""
     tests: Counter[str] = Counter()
     first: dict[str, int] = {}
     bound: list[tuple[int, str]] = []
@@ -53,12 +55,52 @@ def repeated_switch(body: Sequence[cst.CSTNode]) -> str | None:
         for target in _targets(node):
             bound.append((position, target))
     for key, count in tests.most_common():
-        if count < 2:
-            break
+        if count < 2 and key not in held:
+            continue
         root = key.split(" ", 1)[0]
         if not any(position > first[key] and _rebinds(target, root) for position, target in bound):
             return key
     return None
+
+
+def class_switches(cls: cst.ClassDef, assigned: Callable[[], Counter[str]]) -> frozenset[str]:
+    """Switches on `self` the class's `__init__` tests, whose attribute the class binds once (in
+    `__init__`) and never again: `self.gpu_mode = gpu_mode`, then `if self.gpu_mode: self.D.cuda()`.
+    Every method reads the value `__init__` tested, so a method testing it again takes the same
+    branch as `__init__` did (pytorch-generative-model-collections' GANs, old SSD-style losses)."""
+    methods = [node for node in cls.body.body if isinstance(node, cst.FunctionDef)]  # type: ignore[union-attr]
+    init = next((node for node in methods if node.name.value == "__init__"), None)
+    if init is None:
+        return frozenset()
+    bound: Counter[str] = Counter()
+    for method in methods:
+        for node in _walk(_statements(method.body)):
+            for target in _targets(node):
+                bound[target] += 1
+    found = set()
+    for node in _walk(_statements(init.body)):
+        if isinstance(node, cst.If):
+            tested = switch(node.test)
+            if tested is None or not tested[0].startswith("self."):
+                continue
+            root = tested[0].split(" ", 1)[0]
+            # Set from outside too (`trainer.gpu_mode = False`, anywhere in the file), it is not fixed.
+            if root.count(".") == 1 and bound[root] == 1 and assigned()[root.split(".", 1)[1]] == 1 and not any(
+                _rebinds(t, root) for t in bound if t != root
+            ):
+                found.add(tested[0])
+    return frozenset(found)
+
+
+def attribute_assignments(module: cst.Module) -> Counter[str]:
+    """How many times the file binds each attribute name (`x.gpu_mode = ...`), on any object."""
+    return Counter(
+        target.rsplit(".", 1)[1]
+        for node in descendants(module)
+        if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign))
+        for target in _targets(node)
+        if "." in target
+    )
 
 
 def _literal(node: cst.BaseExpression) -> str | None:

@@ -24,7 +24,7 @@ import libcst as cst
 from devlint.analysis import facts as F
 from devlint.analysis.events import Conflict, CpuArgumentOnDevice, DiscardedMove, NumpyOnDevice, OutgoingCall, SplitReturn
 from devlint.analysis.class_facts import owns_no_state, wrapped_parameters
-from devlint.analysis.correlated import repeated_switch
+from devlint.analysis.correlated import attribute_assignments, class_switches, repeated_switch, switch
 from devlint.analysis.facts import CPU, Kind, Origin, Place, PlaceKind, Value, conflicting
 from devlint.analysis.environment import Env
 from devlint.analysis.interpreter import FunctionRun, function_body
@@ -33,6 +33,7 @@ from devlint.analysis.program import ClassInfo, FunctionInfo, Program
 from devlint.analysis.naming import NameSettings
 from devlint.names import BindingsCache, ImportTable
 from devlint.statement_facts import StatementFacts
+from devlint.tree import parent_table
 
 _ROUNDS = 3  # at most _ROUNDS + 1 rounds; most files settle after two
 
@@ -129,6 +130,9 @@ class Solver:
         self._ops: list[_Op] = []
         self._memos: dict[int, _Memo] = {}  # by position in the run order (-1: the top level); keys repeat
         self._switches: dict[int, str | None] = {}  # by body: the switch it tests twice, if any
+        self._held: dict[str, frozenset[str]] = {}  # by class: the switches its `__init__` fixes
+        self._attribute_counts: Counter[str] | None = None
+        self._parents: dict[cst.CSTNode, cst.CSTNode] | None = None  # found on first ask
         self._fresh: dict[str, dict[str, Any]] = {}
         self._inits_done = False
         # Who called each function in the last round, and who has had its turn in this one: once
@@ -167,7 +171,7 @@ class Solver:
                 if not self._replayed(position):
                     self._begin()
                     body = function_body(func.node)
-                    for assumed in self._assumptions(func.node, body):
+                    for assumed in self._assumptions(func.node, body, func.cls if func.parent is None else None):
                         run = FunctionRun(self, func, assumed)
                         run.start()
                         run.exec_block(body)
@@ -288,13 +292,36 @@ class Solver:
         self._end(-1, env=env)
         return env
 
-    def _assumptions(self, node: cst.CSTNode, body: Sequence[cst.CSTNode]) -> list[dict[str, bool]]:
-        """One run, or one per value of a switch the body tests twice (analysis/correlated.py)."""
+    def _assumptions(self, node: cst.CSTNode, body: Sequence[cst.CSTNode], cls: ClassInfo | None = None) -> list[dict[str, bool]]:
+        """One run, or one per value of a switch the body tests twice, or once where its class
+        fixed it in `__init__` (analysis/correlated.py)."""
         key = id(node)
         if key not in self._switches:
-            self._switches[key] = repeated_switch(body)
+            self._switches[key] = repeated_switch(body, self.class_switches(cls) if cls is not None else frozenset())
         tested = self._switches[key]
         return [{}] if tested is None else [{tested: True}, {tested: False}]
+
+    def class_switches(self, cls: ClassInfo) -> frozenset[str]:
+        if cls.key not in self._held:
+            if self._attribute_counts is None:
+                self._attribute_counts = attribute_assignments(self.analysis.module)
+            counts = self._attribute_counts
+            self._held[cls.key] = class_switches(cls.node, lambda: counts)
+        return self._held[cls.key]
+
+    def moved_under(self, node: cst.CSTNode) -> list[tuple[str, bool]]:
+        """The switches (with the value each must hold) of the `if`s enclosing `node`."""
+        if self._parents is None:
+            self._parents = parent_table(self.analysis.module)
+        found = []
+        child, parent = node, self._parents.get(node)
+        while parent is not None:
+            if isinstance(parent, cst.If) and child is not parent.test:
+                tested = switch(parent.test)
+                if tested is not None:
+                    found.append((tested[0], tested[1] if child is parent.body else not tested[1]))
+            child, parent = parent, self._parents.get(parent)
+        return found
 
     # -- memoised runs ------------------------------------------------------------
     def _begin(self) -> None:

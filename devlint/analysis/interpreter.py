@@ -152,6 +152,10 @@ class FunctionRun:
                 self.env[name] = Value(Kind.SEQ, elem=passed or self._star_element(func, name))
         if func.cls is not None and func.self_param is not None and func.name != "__init__":
             for attr, value in self.solver.read("self_attrs", func.cls.key, {}).items():
+                if self.assumed and self._move_not_taken(value.origin):
+                    # Placed by a move this run's switch skips (`if self.gpu_mode: self.D.cuda()`):
+                    # a module stays where it was built, the CPU; a tensor, where it was made.
+                    value = replace(value, place=CPU if value.kind is Kind.MODULE else F.UNKNOWN_PLACE, origin=None)
                 self.env.setdefault(f"{func.self_param}.{attr}", value)
             if not func.cls.is_module and not func.cls.maybe_module and not func.decorated("classmethod"):
                 for attr, value in dataclass_fields(func.cls, self.solver.names).items():
@@ -924,6 +928,14 @@ class FunctionRun:
         shadowed = self.func.shadowed if self.func is not None else ()
         return self.solver.names.qualify(node, shadowed)
 
+    def _move_not_taken(self, origin: Origin | None) -> bool:
+        """Was the device operand placed by a move under a switch this run holds the other way
+        (`if self.gpu_mode: self.D.cuda()` in `__init__`, seen from the run where it is off)?"""
+        if origin is None or not origin.moved or self.func is None or self.func.cls is None:
+            return False
+        fixed = self.solver.class_switches(self.func.cls)  # only these hold one value in every method
+        return any(key in fixed and key in self.assumed and self.assumed[key] != holds for key, holds in self.solver.moved_under(origin.node))
+
     def origin(self, node: cst.CSTNode, what: str, factory: bool = False) -> Origin:
         return Origin(node, what, factory)
 
@@ -952,6 +964,8 @@ class FunctionRun:
     def conflict(self, node: cst.CSTNode, cpu: Operand, device: Operand) -> None:
         if cpu.value.place != CPU:
             cpu, device = device, cpu
+        if self.assumed and self._move_not_taken(device.value.origin):
+            return  # this run holds the switch the other way: that move did not happen
         event = Conflict(node, cpu, device, self.key, self.in_module_method)
         origin = cpu.value.origin
         if origin is None:
