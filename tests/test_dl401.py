@@ -721,6 +721,33 @@ class Embedding(nn.Module):
     assert lines(source.replace("out = [x]", "out = [x * self.freq_bands]")) == [10, 12]
 
 
+def test_an_item_of_a_one_dimensional_attribute_read_by_an_integer_is_0_dim() -> None:
+    # flownet2-pytorch's MultiScale loss: `self.loss_weights[i] * EPE(...)` with `i` from
+    # `enumerate(outputs)`, and `self.loss_weights = torch.FloatTensor([w / 2 ** s for s in
+    # range(n)])`: one 0-dim item, which meets a tensor on any device. A slice, a tensor index
+    # or a 2-D table keeps the attribute reported.
+    source = """
+import torch
+import torch.nn as nn
+
+
+class MultiScale(nn.Module):
+    def __init__(self, num_scales=3, l_weight=0.32):
+        super().__init__()
+        self.loss_weights = torch.FloatTensor([l_weight / 2 ** s for s in range(num_scales)])
+
+    def forward(self, outputs, target):
+        loss = 0
+        for i, out in enumerate(outputs):
+            loss += self.loss_weights[i] * (out - target).abs().mean()
+        return loss + self.loss_weights[0] * target.mean()
+"""
+    assert lines(source) == []
+    assert lines(source.replace("self.loss_weights[i]", "self.loss_weights[:i]")) == [9]
+    assert lines(source.replace("for i, out in enumerate(outputs):", "for out, i in zip(outputs, target):")) == [9]
+    assert lines(source.replace("[l_weight / 2 ** s for s in range(num_scales)]", "[[l_weight, 1.0]] * num_scales")) == [9]
+
+
 def test_an_attribute_only_sized_or_copied_into_a_slot_meets_no_device() -> None:
     # faster-rcnn.pytorch's AffineGridGen: `batchgrid[i] = self.grid` copies the CPU grid into a
     # tensor made on the input's device (PyTorch copies across devices), and `.size()` is the

@@ -17,6 +17,7 @@ import libcst as cst
 
 from devlint.analysis.evaluation import Arguments
 from devlint.analysis.facts import Kind, Value
+from devlint.tree import descendants
 
 # Factories that always make 1-D or 2-D tensors.
 _ONE_DIMENSIONAL = frozenset(
@@ -93,11 +94,33 @@ def one_dimensional(expr: cst.BaseExpression, qualify: "Callable[[cst.BaseExpres
     """`torch.linspace(0, 9, 10)`, `2 ** torch.arange(n)`: a 1-D factory, alone or with numbers,
     read from the code as written (iterating it yields 0-dim tensors)."""
     if isinstance(expr, cst.Call):
-        return qualify(expr.func) in _ONE_DIMENSIONAL
+        qualified = qualify(expr.func)
+        if qualified in _FROM_DATA or qualified in _SIZED and qualified.endswith("Tensor"):  # data, not sizes
+            # `torch.tensor([0.5, 0.25])`, flownet2's `torch.FloatTensor([w / 2 ** s for s in range(n)])`
+            data = expr.args[0].value if expr.args and expr.args[0].keyword is None and not expr.args[0].star else None
+            return data is not None and _flat_numbers(data)
+        return qualified in _ONE_DIMENSIONAL
     if isinstance(expr, cst.BinaryOperation):
         left, right = expr.left, expr.right
         numbers = (cst.Integer, cst.Float)
         return (one_dimensional(left, qualify) and (isinstance(right, numbers) or one_dimensional(right, qualify))) or (
             isinstance(left, numbers) and one_dimensional(right, qualify)
+        )
+    return False
+
+
+def _flat_numbers(data: cst.BaseExpression) -> bool:
+    """A list of number literals, or a comprehension whose element is arithmetic on a number
+    literal and names (no container, no call that could give one)."""
+    if isinstance(data, (cst.List, cst.Tuple)):
+        return bool(data.elements) and all(
+            isinstance(e, cst.Element) and isinstance(e.value, (cst.Integer, cst.Float)) for e in data.elements
+        )
+    if isinstance(data, (cst.ListComp, cst.GeneratorExp)):
+        expressions = [node for node in descendants(data.elt) if isinstance(node, cst.BaseExpression)]
+        return (
+            isinstance(data.elt, cst.BinaryOperation)
+            and any(isinstance(node, (cst.Integer, cst.Float)) for node in expressions)
+            and all(isinstance(node, (cst.BinaryOperation, cst.UnaryOperation, cst.Integer, cst.Float, cst.Name)) for node in expressions)
         )
     return False

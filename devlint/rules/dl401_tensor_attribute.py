@@ -417,12 +417,54 @@ def _read_harmlessly(
             continue
         reads, writes = _self_uses(method)
         overwritten.update(writes)
+        counters = _integer_counters(method)
         for read, parents in reads:
             if parents and type(parents[0]) in (cst.For, cst.CompFor) and parents[0].iter is read:  # type: ignore[attr-defined]
                 iterated.add(read.attr.value)
+            elif _item_read(read, parents, counters):
+                iterated.add(read.attr.value)  # `self.w[i]`: one item, as a loop over it reads
             else:
                 (harmless if _harmless_use(read, parents, functions) else harmful).add(read.attr.value)
     return frozenset(harmless - harmful), frozenset(overwritten - harmful - harmless - iterated), frozenset(iterated - harmful)
+
+
+def _integer_counters(method: cst.FunctionDef) -> frozenset[str]:
+    """Names only ever bound as loop counters of `range(...)` or the index of `enumerate(...)`:
+    Python ints."""
+    counted: set[str] = set()
+    bound: Counter[str] = Counter()
+    for node in descendants(method.body):
+        kind = type(node)
+        if kind in (cst.For, cst.CompFor):
+            target, walked = node.target, node.iter  # type: ignore[attr-defined]
+            callee = dotted_name(walked.func) if type(walked) is cst.Call else None  # type: ignore[attr-defined]
+            if callee == "range" and type(target) is cst.Name:
+                counted.add(target.value)  # type: ignore[attr-defined]
+            elif callee == "enumerate" and type(target) is cst.Tuple and target.elements and type(target.elements[0].value) is cst.Name:  # type: ignore[attr-defined]
+                counted.add(target.elements[0].value.value)  # type: ignore[attr-defined]
+        for name in _bound_names(node):
+            bound[name] += 1
+    return frozenset(name for name in counted if bound[name] == 1)
+
+
+def _bound_names(node: cst.CSTNode) -> list[str]:
+    targets: list[cst.CSTNode] = []
+    if type(node) is cst.Assign:
+        targets = [t.target for t in node.targets]  # type: ignore[attr-defined]
+    elif type(node) in (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor):
+        targets = [node.target]  # type: ignore[attr-defined]
+    return [n.value for t in targets for n in descendants(t) if type(n) is cst.Name]  # type: ignore[attr-defined]
+
+
+def _item_read(read: cst.Attribute, parents: list[cst.CSTNode], counters: frozenset[str]) -> bool:
+    """`self.w[i]` with `i` a loop counter or an integer literal: one item of a 1-D tensor, 0-dim."""
+    if not parents or type(parents[0]) is not cst.Subscript or parents[0].value is not read or len(parents[0].slice) != 1:  # type: ignore[attr-defined]
+        return False
+    index = parents[0].slice[0].slice  # type: ignore[attr-defined]
+    if type(index) is not cst.Index:
+        return False
+    value = index.value
+    return type(value) is cst.Integer or type(value) is cst.Name and value.value in counters  # type: ignore[attr-defined]
 
 
 def _self_uses(method: cst.FunctionDef) -> tuple[list[tuple[cst.Attribute, list[cst.CSTNode]]], set[str]]:
