@@ -72,24 +72,26 @@ def class_switches(cls: cst.ClassDef, assigned: Callable[[], Counter[str]]) -> f
     init = next((node for node in methods if node.name.value == "__init__"), None)
     if init is None:
         return frozenset()
+    tested = {
+        found[0]
+        for node in _walk(_statements(init.body))
+        if isinstance(node, cst.If) and (found := switch(node.test)) is not None and found[0].startswith("self.")
+    }
+    if not tested:
+        return frozenset()  # most classes: nothing more to look at
     bound: Counter[str] = Counter()
     for method in methods:
         for node in _walk(_statements(method.body)):
             for target in _targets(node):
                 bound[target] += 1
-    found = set()
-    for node in _walk(_statements(init.body)):
-        if isinstance(node, cst.If):
-            tested = switch(node.test)
-            if tested is None or not tested[0].startswith("self."):
-                continue
-            root = tested[0].split(" ", 1)[0]
-            # Set from outside too (`trainer.gpu_mode = False`, anywhere in the file), it is not fixed.
-            if root.count(".") == 1 and bound[root] == 1 and assigned()[root.split(".", 1)[1]] == 1 and not any(
-                _rebinds(t, root) for t in bound if t != root
-            ):
-                found.add(tested[0])
-    return frozenset(found)
+    found_switches = set()
+    for key in tested:
+        root = key.split(" ", 1)[0]
+        # Set from outside too (`trainer.gpu_mode = False`, anywhere in the file), it is not fixed.
+        if root.count(".") == 1 and bound[root] == 1 and not any(_rebinds(t, root) for t in bound if t != root):
+            if assigned()[root.split(".", 1)[1]] == 1:
+                found_switches.add(key)
+    return frozenset(found_switches)
 
 
 def attribute_assignments(module: cst.Module) -> Counter[str]:

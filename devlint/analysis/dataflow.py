@@ -303,11 +303,13 @@ class Solver:
 
     def class_switches(self, cls: ClassInfo) -> frozenset[str]:
         if cls.key not in self._held:
-            if self._attribute_counts is None:
-                self._attribute_counts = attribute_assignments(self.analysis.module)
-            counts = self._attribute_counts
-            self._held[cls.key] = class_switches(cls.node, lambda: counts)
+            self._held[cls.key] = class_switches(cls.node, self._attribute_assignments)
         return self._held[cls.key]
+
+    def _attribute_assignments(self) -> Counter[str]:
+        if self._attribute_counts is None:
+            self._attribute_counts = attribute_assignments(self.analysis.module)
+        return self._attribute_counts
 
     def moved_under(self, node: cst.CSTNode) -> list[tuple[str, bool]]:
         """The switches (with the value each must hold) of the `if`s enclosing `node`."""

@@ -934,6 +934,8 @@ class FunctionRun:
         if origin is None or not origin.moved or self.func is None or self.func.cls is None:
             return False
         fixed = self.solver.class_switches(self.func.cls)  # only these hold one value in every method
+        if not fixed.intersection(self.assumed):
+            return False
         return any(key in fixed and key in self.assumed and self.assumed[key] != holds for key, holds in self.solver.moved_under(origin.node))
 
     def origin(self, node: cst.CSTNode, what: str, factory: bool = False) -> Origin:
