@@ -1535,6 +1535,37 @@ def test_a_switch_its_class_sets_once_keeps_the_branches_of_every_method_apart()
     assert findings(reset) == [("DL303", 23, 18), ("DL303", 26, 13)]
 
 
+def test_a_tensor_passed_where_a_method_takes_numbers_meets_no_device() -> None:
+    # wavenet_vocoder's sequence_mask: `seq_range.unsqueeze(0).expand(batch_size, max_len)` with
+    # `max_len = sequence_length.data.max()`, a 0-dim tensor on the input's device. `expand`'s
+    # sizes are ints in every overload of its schema: the tensor is read as a number (torch's
+    # own schemas say which methods take no tensor, tools/gen_torch_api.py). The range's real
+    # meeting follows `if sequence_length.is_cuda: ....cuda()`; unmoved, it is reported.
+    source = """
+import torch
+
+
+def sequence_mask(sequence_length, max_len=None):
+    if max_len is None:
+        max_len = sequence_length.data.max()
+    batch_size = sequence_length.size(0)
+    seq_range = torch.arange(0, max_len).long()
+    seq_range_expand = seq_range.unsqueeze(0).expand(batch_size, max_len)
+    if sequence_length.is_cuda:
+        seq_range_expand = seq_range_expand.cuda()
+    seq_length_expand = sequence_length.unsqueeze(1).expand_as(seq_range_expand)
+    return (seq_range_expand < seq_length_expand).float()
+
+
+def unmoved(sequence_length, max_len=None):
+    if max_len is None:
+        max_len = sequence_length.data.max()
+    seq_range = torch.arange(0, max_len).long()
+    return seq_range.unsqueeze(0) < sequence_length.unsqueeze(1)
+"""
+    assert findings(source) == [("DL303", 19, 17)]
+
+
 def test_a_parameter_with_a_member_no_tensor_has_is_no_tensor() -> None:
     # FastSpeech2's griffin_lim: `stft_fn.inverse(...)` beside `stft_fn.transform(...)`. Tensors
     # have `inverse`, not `transform`: `stft_fn` is an STFT object, and the advice

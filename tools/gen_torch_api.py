@@ -251,6 +251,24 @@ def tensor_arguments(namespace: object, prefix: str, schemas: dict[str, list[tor
     return found
 
 
+def number_argument_methods(methods: list[str], schemas: dict[str, list[torch._C.FunctionSchema]]) -> list[str]:
+    """Tensor methods that take arguments, none of which any overload types as a tensor
+    (`expand(size)`, `view(size)`, `repeat(repeats)`, `topk(k)`): a tensor passed there is read
+    as a number (`__index__`, a 0-dim item), so it meets no device."""
+    found = []
+    for name in methods:
+        overloads = [s for s in schemas.get(name, ()) if s.arguments and s.arguments[0].name == "self" and str(s.arguments[0].type) == "Tensor"]
+        if not overloads or not any(len(s.arguments) > 1 for s in overloads):
+            continue
+        if all(not _has_tensor_argument_besides_self(s) for s in overloads):
+            found.append(name)
+    return found
+
+
+def _has_tensor_argument_besides_self(schema: torch._C.FunctionSchema) -> bool:
+    return any("Tensor" in str(a.type) or "Storage" in str(a.type) for a in schema.arguments[1:])
+
+
 def _annotated_signature(func: object, method: bool) -> list[list[tuple[str, bool]]]:
     """A Python function's parameters and whether each is annotated `Tensor` (not Optional)."""
     try:
@@ -641,6 +659,7 @@ def generate() -> str:
         **tensor_arguments(torch.nn.functional, "torch.nn.functional", schemas, method=False),
         **{k.replace("Tensor.", ""): v for k, v in tensor_arguments(torch.Tensor, "Tensor", schemas, method=True).items()},
     })
+    names("NUMBER_ARGUMENT_METHODS", "Tensor methods whose arguments no overload types as a tensor: a tensor passed is read as a number.", number_argument_methods(methods, schemas))
     names("DIMS_PRESERVING_METHODS", "Tensor methods whose result has the dimensions of the tensor.", dims_preserving(torch.Tensor, methods, method=True))
     names("DIMS_PRESERVING_FUNCTIONS", "torch.* functions whose result has the dimensions of their first tensor.", [f"torch.{n}" for n in dims_preserving(torch, sorted(n[6:] for n in torch_results), method=False)])
     names("LAYOUTS", "torch layouts.", layouts)

@@ -39,6 +39,7 @@ from devlint.analysis.torchapi import (
     function_results,
     CPU_REQUIRED_ARGUMENTS,
     CROSS_DEVICE_METHODS,
+    NUMBER_ARGUMENT_METHODS,
     CPU_TENSOR_TYPES,
     CUDA_TENSOR_TYPES,
     DIMS_PRESERVING_FUNCTIONS,
@@ -596,6 +597,8 @@ def call_on(run: Evaluation, node: cst.Call, func: cst.Attribute, receiver: Valu
             return receiver.at(receiver.place, kind=Kind.TENSOR, scalar=False)
         if receiver.kind is Kind.TENSOR:
             args = shown_tensors(method, node, args)
+        if method in NUMBER_ARGUMENT_METHODS:
+            args = []  # `x.expand(n, max_len)`: a tensor passed is read as a number, on any device
         if method.endswith("_") and not method.startswith("_"):
             write_into(run, node, Operand(func.value, receiver), flat(args))
         result = combine(run, node, [(func.value, receiver), *flat(args)])

@@ -100,6 +100,10 @@ NON_TENSOR_METHODS = frozenset(m for m, kinds in _data.TENSOR_METHOD_RESULTS.ite
 # Methods that only read sizes: `x.size(0)`, `x.numel()`.
 SHAPE_ONLY_METHODS = frozenset({"size", "dim", "numel", "nelement", "ndimension"})
 
+# Tensor methods whose arguments no overload types as a tensor (`expand`, `view`, `repeat`,
+# `topk`'s k): a tensor passed there is read as a number, so it meets no device.
+NUMBER_ARGUMENT_METHODS = _data.NUMBER_ARGUMENT_METHODS
+
 # Tensor methods that legitimately take an argument on another device: copies between
 # devices (`copy_`, `set_`), 0-dim fill values (`fill_`), shape-only templates
 # (`expand_as`, `view_as`, `reshape_as`), conversions (`to`, `type_as`, `new_tensor`),
