@@ -17,7 +17,7 @@ Only the uses below count as data; any other use, or one the walk cannot follow
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 import libcst as cst
 
@@ -121,13 +121,7 @@ def _data_use(expr: cst.CSTNode, parents: dict[cst.CSTNode, cst.CSTNode], qualif
         elif kind is cst.Assign:
             if parent.value is not node:  # type: ignore[attr-defined]
                 return None
-            found: set[str] = set()
-            for target in parent.targets:  # type: ignore[attr-defined]
-                names = _targets(target.target)
-                if names is None:
-                    return None
-                found |= names
-            return found
+            return _all_targets(target.target for target in parent.targets)  # type: ignore[attr-defined]
         elif kind is cst.AssignTarget:
             if type(node) is not cst.Subscript:
                 return None
@@ -143,16 +137,20 @@ def _targets(target: cst.BaseExpression) -> set[str] | None:
     if type(target) is cst.Name:
         return {target.value}  # type: ignore[attr-defined]
     if type(target) in (cst.Tuple, cst.List):
-        found: set[str] = set()
-        for element in target.elements:  # type: ignore[attr-defined]
-            names = _targets(element.value)
-            if names is None:
-                return None
-            found |= names
-        return found
+        return _all_targets(element.value for element in target.elements)  # type: ignore[attr-defined]
     if type(target) is cst.Subscript and type(target.value) is cst.Name:  # type: ignore[attr-defined]
         return {target.value.value}  # type: ignore[attr-defined]
     return None
+
+
+def _all_targets(targets: Iterable[cst.BaseExpression]) -> set[str] | None:
+    found: set[str] = set()
+    for target in targets:
+        names = _targets(target)
+        if names is None:
+            return None
+        found |= names
+    return found
 
 
 def _reads(call: cst.Call, qualify: Qualify) -> bool | None:
