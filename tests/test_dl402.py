@@ -120,6 +120,9 @@ def test_local_module_classes_count() -> None:
         "self.blocks = [nn.Linear(4, 4) for _ in range(n)]\nfor i, b in enumerate(self.blocks):\n    self.add_module(str(i), b)\n",
         # detectron2 SemSegFPNHead: each head registered as it is appended.
         "self.heads = []\nfor i in range(n):\n    self.heads.append(nn.Sequential(nn.Conv2d(1, 1, 3)))\n    self.add_module(f'h{i}', self.heads[-1])\n",
+        # monodepth2's PoseCNN: the dict's modules registered through its values.
+        "self.convs = {}\nself.convs[0] = nn.Conv2d(6, 16, 7)\nself.convs[1] = nn.Conv2d(16, 32, 5)\nself.net = nn.ModuleList(list(self.convs.values()))\n",
+        "self.blocks = {'a': nn.Linear(4, 4), 'b': nn.Linear(4, 4)}\nself.seq = nn.Sequential(*self.blocks.values())\n",
         "self.params = [nn.Parameter(torch.zeros(2))]\n",
         "self.names = {'a': 'conv', 'b': 'fc'}\n",
     ],

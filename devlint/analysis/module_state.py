@@ -780,7 +780,7 @@ class _ConstructorWalk:
             if _registers(scope, call):
                 for arg in call.args:
                     # `self.add_module(name, self.heads[-1])` registers what the list holds.
-                    value = arg.value.value if isinstance(arg.value, cst.Subscript) else arg.value
+                    value = _held_container(arg.value)
                     attr = scope.self_attribute(value)
                     if attr is not None and attr in self.state.attrs:
                         self.state.attrs[attr].used_to_register = True
@@ -807,6 +807,20 @@ def _header(statement: cst.BaseCompoundStatement) -> cst.CSTNode | None:
     if isinstance(statement, cst.With):
         return cst.Tuple([cst.Element(item.item) for item in statement.items])
     return None
+
+
+def _held_container(value: cst.BaseExpression) -> cst.BaseExpression:
+    """The container whose modules an argument passes: `self.heads[-1]`, monodepth2's
+    `nn.ModuleList(list(self.convs.values()))`, `nn.Sequential(*self.blocks.values())`."""
+    while True:
+        if isinstance(value, cst.Subscript):
+            value = value.value
+        elif isinstance(value, cst.Call) and len(value.args) == 1 and not value.args[0].keyword and dotted_name(value.func) in ("list", "tuple"):
+            value = value.args[0].value
+        elif isinstance(value, cst.Call) and not value.args and isinstance(value.func, cst.Attribute) and value.func.attr.value == "values":
+            value = value.func.value
+        else:
+            return value
 
 
 def _subscript_key(target: cst.Subscript) -> cst.BaseExpression | None:
