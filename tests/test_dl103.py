@@ -630,3 +630,21 @@ def test_a_branch_only_a_launched_job_takes_is_gpu_only_by_design() -> None:
                 torch.cuda.synchronize()
         """
     ) == [("DL103", 20, 9), ("DL103", 22, 9), ("DL103", 24, 9)]
+
+
+def test_a_cuda_device_call_given_a_tensors_device_index_does_nothing_on_the_cpu() -> None:
+    # TorchSeg's evaluator: `with torch.cuda.device(input_data.get_device()):`. `get_device()`
+    # is -1 for a CPU tensor, and `torch.cuda.device(-1)` and `torch.cuda.set_device(-1)` do
+    # nothing; without CUDA every tensor is on the CPU. Any other index still raises there.
+    assert positions(
+        """
+        import torch
+
+        def run(net, x, rank):
+            with torch.cuda.device(x.get_device()):
+                y = net(x)
+            torch.cuda.set_device(x.get_device())
+            torch.cuda.set_device(rank)
+            return torch.cuda.get_device_name(x.get_device())
+        """
+    ) == [("DL103", 7, 5), ("DL103", 8, 12)]

@@ -11,6 +11,19 @@ from devlint.rule import Rule
 _PLACING_SUFFIXES = ("Tensor", "Storage")
 
 
+# Calls that do nothing for the device index -1 (torch/cuda/__init__.py: `set_device` acts only
+# for an index >= 0, `device.__enter__` exchanges nothing for a negative one).
+_NO_OP_FOR_MINUS_ONE = frozenset({"torch.cuda.device", "torch.cuda.set_device"})
+
+
+def _of_a_tensors_device_index(call: cst.Call) -> bool:
+    """The call's only argument is `x.get_device()`: -1 for a CPU tensor."""
+    if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+        return False
+    value = call.args[0].value
+    return isinstance(value, cst.Call) and not value.args and isinstance(value.func, cst.Attribute) and value.func.attr.value == "get_device"
+
+
 class CudaRuntimeCall(Rule):
     """`torch.cuda.synchronize()`, `current_device()`, `get_device_name()`,
     `get_device_properties()`, `mem_get_info()`, `reset_peak_memory_stats()`,
@@ -53,6 +66,10 @@ class CudaRuntimeCall(Rule):
         if qualified not in CUDA_RAISING_CALLS or qualified.endswith(_PLACING_SUFFIXES):
             return
         if self.ctx.guards.guarded and not self.ctx.settings.strict:
+            return
+        if qualified in _NO_OP_FOR_MINUS_ONE and _of_a_tensors_device_index(node):
+            # `torch.cuda.device(x.get_device())`: -1 for a CPU tensor, and both calls do nothing
+            # for -1; without CUDA every tensor is on the CPU (TorchSeg's evaluator).
             return
         if self.exempt_as_gpu_only or self._device_ids:
             # Inside `DistributedDataParallel(model, device_ids=[torch.cuda.current_device()])`: CUDA
