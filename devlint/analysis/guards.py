@@ -424,7 +424,6 @@ class AcceleratorGuards:
             return False, False
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
             left, _ = self._multi_process_split(test.left)
-            left, _ = self._multi_process_split(test.left)
             right, _ = self._multi_process_split(test.right)
             return left or right, False
         return self._asks_distributed(test, _INITIALIZED), False
