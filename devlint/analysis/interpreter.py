@@ -527,6 +527,10 @@ class FunctionRun:
                 moved = self.eval(expr)
                 if method == "to" and converts_dtype_only(self, expr):
                     return  # a dtype conversion left unused: no device involved
+                if receiver.kind is Kind.TENSOR and receiver.place.kind is not PlaceKind.UNKNOWN and moved.place == receiver.place:
+                    # Already there (`v = torch.tensor(..., device=d)`, then `v.to(d)`): the copy is
+                    # `v` itself, and nothing was left behind (pytorch_GAN_zoo, style-based-gan-pytorch).
+                    return
                 name = dotted_name(self._module_itself(receiver_expr))
                 # What a loader yields may be a structure whose `.to()` moves it in place
                 # (transformers' BatchEncoding, PyG's Batch); its tensors are not.
