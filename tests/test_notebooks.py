@@ -313,30 +313,30 @@ def test_diff_shows_each_cell_source_diff_and_writes_nothing(tmp_path: Path) -> 
 
 @pytest.mark.parametrize(("indent", "ensure_ascii"), [(1, False), (2, True), (4, False)])
 def test_fix_keeps_the_layout_the_notebook_was_written_with(tmp_path: Path, indent: int, ensure_ascii: bool) -> None:
-    cells = ("import torch\n# café ☕\n", "x = torch.zeros(1)\nx.cpu()  # é\ny = 1\n")
+    cells = ("import torch\n# café ☕\n", "x = torch.zeros(1)\nx.to(\"meta\")  # é\ny = 1\n")
     path = _write(tmp_path, "nb.ipynb", _notebook(*cells, indent=indent, ensure_ascii=ensure_ascii))
     assert _run("--fix", str(path))[2] == "Fixed 1 problem.\n"
-    fixed = (cells[0], "x = torch.zeros(1)\nx = x.cpu()  # é\ny = 1\n")
+    fixed = (cells[0], "x = torch.zeros(1)\nx = x.to(\"meta\")  # é\ny = 1\n")
     assert path.read_text(encoding="utf-8") == _notebook(*fixed, indent=indent, ensure_ascii=ensure_ascii)
 
 
 def test_fix_keeps_a_source_written_as_one_string_and_the_magics(tmp_path: Path) -> None:
     document = {
-        "cells": [{"cell_type": "code", "execution_count": 1, "metadata": {}, "outputs": [], "source": "%%time\n!nvidia-smi\nimport torch\nx = torch.zeros(1)\nx.cpu()"}],
+        "cells": [{"cell_type": "code", "execution_count": 1, "metadata": {}, "outputs": [], "source": "%%time\n!nvidia-smi\nimport torch\nx = torch.zeros(1)\nx.to(\"meta\")"}],
         "metadata": {"custom": {"b": 1, "a": 2}},
         "nbformat_minor": 2,
         "nbformat": 4,
     }
     path = _write(tmp_path, "nb.ipynb", json.dumps(document, indent=2))  # no final newline, keys unsorted
     _run("--fix", str(path))
-    document["cells"][0]["source"] = "%%time\n!nvidia-smi\nimport torch\nx = torch.zeros(1)\nx = x.cpu()"
+    document["cells"][0]["source"] = "%%time\n!nvidia-smi\nimport torch\nx = torch.zeros(1)\nx = x.to(\"meta\")"
     assert path.read_text(encoding="utf-8") == json.dumps(document, indent=2)
 
 
 def test_stdin_fix_prints_the_fixed_notebook(tmp_path: Path) -> None:
-    text = _notebook("import torch\nx = torch.zeros(1)\nx.cpu()\n")
+    text = _notebook("import torch\nx = torch.zeros(1)\nx.to(\"meta\")\n")
     result = CliRunner().invoke(main, ["check", "--fix", "--stdin-filename", "nb.ipynb"], input=text)
-    assert result.stdout == _notebook("import torch\nx = torch.zeros(1)\nx = x.cpu()\n")
+    assert result.stdout == _notebook("import torch\nx = torch.zeros(1)\nx = x.to(\"meta\")\n")
 
 
 def test_unchanged_notebooks_encode_to_their_own_bytes() -> None:
