@@ -116,6 +116,20 @@ def descendants(node: cst.CSTNode, enter: Callable[[cst.CSTNode], bool] | None =
             stack.extend(children)
 
 
+_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+def own_nodes(scope: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The nodes of a function's (or a module's) own code, not those inside the functions,
+    classes and lambdas it defines (those nodes themselves are yielded: their names are its
+    bindings)."""
+    return descendants(scope, enter=_not_a_scope)
+
+
+def _not_a_scope(node: cst.CSTNode) -> bool:
+    return not isinstance(node, _SCOPES)
+
+
 # Nodes that hold no other node: a walk has nothing to do in them unless a hook asks.
 LEAF_TYPES = frozenset({cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Ellipsis})
 

@@ -1640,42 +1640,8 @@ def test_a_length_does_not_make_its_object_the_fix_s_device() -> None:
     assert found[0].message.endswith("at line 6: create it with `device=device`")
 
 
-def test_no_fix_where_a_method_of_the_new_tensor_takes_other_values() -> None:
-    # torchreid's CrossEntropyLabelSmooth (copied into Person_reID_baseline_pytorch): the scatter
-    # index is kept on the CPU on purpose; with `device=` on the zeros, CUDA `scatter_` rejects it.
-    found = [
-        f
-        for f in lint(
-            """
-            import torch
-            import torch.nn as nn
-
-
-            class Smooth(nn.Module):
-                def __init__(self, use_gpu=True):
-                    super().__init__()
-                    self.logsoftmax = nn.LogSoftmax(dim=1)
-                    self.use_gpu = use_gpu
-
-                def forward(self, inputs, targets):
-                    log_probs = self.logsoftmax(inputs)
-                    ones = torch.zeros(log_probs.size()).fill_(1)
-                    targets = torch.zeros(log_probs.size()).scatter_(1, targets.unsqueeze(1).data.cpu(), 1)
-                    return (-targets * log_probs).mean(0).sum() + (ones * log_probs).sum()
-            """,
-            Settings(),
-        )
-        if f.code == "DL303"
-    ]
-    assert [(f.start.line, f.fix is None) for f in found] == [(13, False), (14, True)]
-
-
-@pytest.mark.parametrize("one_line", [True, False])
-def test_a_one_line_if_body_runs_as_a_block_does(one_line: bool) -> None:
-    # torchreid's CrossEntropyLabelSmooth (Person_reID_baseline_pytorch's utils.py) moves the
-    # target with `if self.use_gpu: targets = targets.cuda()` on one line: the body was skipped.
-    move = "if self.use_gpu: targets = targets.cuda()" if one_line else "if self.use_gpu:\n            targets = targets.cuda()"
-    source = f"""
+# torchreid's CrossEntropyLabelSmooth, as Person_reID_baseline_pytorch copies it.
+LABEL_SMOOTH = """
 import torch
 import torch.nn as nn
 
@@ -1688,10 +1654,31 @@ class Smooth(nn.Module):
 
     def forward(self, inputs, targets):
         log_probs = self.logsoftmax(inputs)
-        targets = torch.zeros(log_probs.size()).scatter_(1, targets.unsqueeze(1).data.cpu(), 1)
-        {move}
-        return (-targets * log_probs).mean(0).sum()
 """
+
+
+def test_no_fix_where_a_method_of_the_new_tensor_takes_other_values() -> None:
+    # The scatter index is kept on the CPU on purpose; with `device=` on the zeros, CUDA
+    # `scatter_` rejects it.
+    source = LABEL_SMOOTH + (
+        "        ones = torch.zeros(log_probs.size()).fill_(1)\n"
+        "        targets = torch.zeros(log_probs.size()).scatter_(1, targets.unsqueeze(1).data.cpu(), 1)\n"
+        "        return (-targets * log_probs).mean(0).sum() + (ones * log_probs).sum()\n"
+    )
+    found = [f for f in lint(source, Settings()) if f.code == "DL303"]
+    assert [(f.start.line, f.fix is None) for f in found] == [(13, False), (14, True)]
+
+
+@pytest.mark.parametrize("one_line", [True, False])
+def test_a_one_line_if_body_runs_as_a_block_does(one_line: bool) -> None:
+    # The target is moved with `if self.use_gpu: targets = targets.cuda()` on one line: the
+    # body was skipped.
+    move = "if self.use_gpu: targets = targets.cuda()" if one_line else "if self.use_gpu:\n            targets = targets.cuda()"
+    source = LABEL_SMOOTH + (
+        "        targets = torch.zeros(log_probs.size()).scatter_(1, targets.unsqueeze(1).data.cpu(), 1)\n"
+        f"        {move}\n"
+        "        return (-targets * log_probs).mean(0).sum()\n"
+    )
     assert [f.code for f in lint(source, Settings())] == []
 
 

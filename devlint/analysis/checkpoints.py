@@ -13,14 +13,14 @@ written is not known to be on the CPU.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import libcst as cst
 
 from devlint.analysis.torchapi import DOWNLOAD_LOADS, LOAD_FUNCTIONS, SAVE_FUNCTIONS
 from devlint.analysis.torchapi.frameworks import CPU_CHECKPOINT_ENTRIES
 from devlint.names import dotted_name
-from devlint.tree import descendants
+from devlint.tree import descendants, own_nodes
 
 Qualify = Callable[[cst.BaseExpression], "str | None"]
 _SAVE_LEAVES = frozenset(name.rsplit(".", 1)[1] for name in SAVE_FUNCTIONS)
@@ -34,7 +34,7 @@ def writes_cpu_state(module: cst.Module, qualify: Qualify, text: str) -> bool:
     if not any(_calls(node, _SAVE_LEAVES) and qualify(node.func) in SAVE_FUNCTIONS for node in descendants(module)):  # type: ignore[attr-defined]
         return False
     for scope in _scopes(module):
-        nodes = list(_own_nodes(scope))
+        nodes = list(own_nodes(scope))
         for node in nodes:
             if _calls(node, _SAVE_LEAVES) and node.args and qualify(node.func) in SAVE_FUNCTIONS:  # type: ignore[attr-defined]
                 if _cpu_state(node.args[0].value, nodes, set()):  # type: ignore[attr-defined]
@@ -69,7 +69,7 @@ def restores_module_state(load: cst.Call, scope: cst.CSTNode) -> bool:
     """Does what `load` reads reach `X.load_state_dict(...)` in its function: directly, through
     an entry (`ckpt["params"]`), a choice between such, or names bound to any of them?"""
     names: set[str] = set()
-    nodes = list(_own_nodes(scope))
+    nodes = list(own_nodes(scope))
     for _ in range(3):  # `ckpt = torch.load(p)`, `sd = ckpt["params"]`, `sd = sd[key]`
         for node in nodes:
             if type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:  # type: ignore[attr-defined]
@@ -86,7 +86,7 @@ def read_as_cpu_format(load: cst.Call, scope: cst.CSTNode) -> bool:
     """Is what `load` reads, bound to a name, looked up by an entry only a CPU writer's format has
     (`loadnet["params_ema"]`, `"params_ema" in loadnet`)? Such a file holds CPU tensors, whoever
     published it."""
-    nodes = list(_own_nodes(scope))
+    nodes = list(own_nodes(scope))
     if not any(type(node) is cst.SimpleString and node.evaluated_value in CPU_CHECKPOINT_ENTRIES for node in nodes):  # type: ignore[attr-defined]
         return False
     names = {
@@ -182,12 +182,3 @@ def _built(name: str, scope: list[cst.CSTNode], seen: set[str]) -> bool:
 
 def _scopes(module: cst.Module) -> list[cst.CSTNode]:
     return [module, *(node for node in descendants(module) if type(node) is cst.FunctionDef)]
-
-
-def _own_nodes(scope: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """The nodes of a function's (or the module's) own code, not of the functions or classes it defines."""
-    return descendants(scope, enter=_own_code)
-
-
-def _own_code(node: cst.CSTNode) -> bool:
-    return type(node) not in (cst.FunctionDef, cst.Lambda, cst.ClassDef)

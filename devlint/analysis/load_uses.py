@@ -17,12 +17,12 @@ Only the uses below count as data; any other use, or one the walk cannot follow
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 
 import libcst as cst
 
 from devlint.analysis.torchapi import SAVE_FUNCTIONS, TENSOR_METHODS
-from devlint.tree import descendants, parent_table
+from devlint.tree import descendants, own_nodes, parent_table
 
 Qualify = Callable[[cst.BaseExpression], "str | None"]
 
@@ -51,10 +51,10 @@ _STATE_METHODS = frozenset({"load_state_dict"})
 def read_only_as_data(load: cst.Call, scope: cst.CSTNode, qualify: Qualify) -> bool:
     """Is every use of what `load` reads, in `scope` (its function, or the module), a read of data?"""
     parents = parent_table(scope)
-    own = {id(node) for node in _own_nodes(scope)}
+    own = {id(node) for node in own_nodes(scope)}
     names_elsewhere = {node.value for node in descendants(scope) if type(node) is cst.Name and id(node) not in own}  # type: ignore[attr-defined]
     uses: dict[str, list[cst.Name]] = {}
-    for node in _own_nodes(scope):
+    for node in own_nodes(scope):
         if type(node) is cst.Name and _is_read(node, parents):  # type: ignore[arg-type]
             uses.setdefault(node.value, []).append(node)  # type: ignore[attr-defined, arg-type]
     if type(parents.get(load)) is cst.Expr:
@@ -198,8 +198,3 @@ def _in_target(node: cst.CSTNode, parents: dict[cst.CSTNode, cst.CSTNode]) -> bo
         if type(parent) not in (cst.Tuple, cst.List, cst.Element, cst.StarredElement):
             return False
         node = parent
-
-
-def _own_nodes(scope: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """The nodes of a function's (or the module's) own code, not of the functions or classes it defines."""
-    return descendants(scope, enter=lambda node: node is scope or type(node) not in (cst.FunctionDef, cst.Lambda, cst.ClassDef))

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from devlint.analysis.guards import string_value
-from devlint.tree import descendants, parent_table
+from devlint.tree import descendants, own_nodes, parent_table
 
 _DEPTH = 6  # names resolved through names: `backend = args.dist_backend`, then its assignment
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
@@ -70,7 +70,7 @@ class OnlyString:
         """The values `scope` assigns to `name` (not in nested functions or classes); None when
         it binds the name some other way (unpacking, `for`, `with`, `:=`, `+=`, an import)."""
         values: list[tuple[cst.BaseExpression, cst.CSTNode]] = []
-        for node in _own_nodes(scope):
+        for node in own_nodes(scope):
             if isinstance(node, cst.Assign):
                 for target in node.targets:
                     if _names(target.target, name) == "plain":
@@ -181,12 +181,6 @@ class OnlyString:
         return None
 
 
-def _own_nodes(scope: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """The nodes of a scope, not those of the functions and classes it defines (their names are
-    its bindings, and are yielded)."""
-    return descendants(scope, enter=lambda node: not isinstance(node, _SCOPES))
-
-
 def _names(target: cst.BaseExpression, name: str) -> str:
     """"plain": `target` is the name; "other": it binds the name within unpacking; else "none"."""
     if isinstance(target, cst.Name):
@@ -232,7 +226,7 @@ def _parameter(function: cst.FunctionDef, name: str) -> cst.Param | None:
 def _declares_global(function: cst.FunctionDef, name: str) -> bool:
     return any(
         isinstance(node, (cst.Global, cst.Nonlocal)) and any(item.name.value == name for item in node.names)
-        for node in _own_nodes(function.body)
+        for node in own_nodes(function.body)
     )
 
 
