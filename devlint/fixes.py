@@ -50,14 +50,15 @@ def source_of(ctx: "FileContext", node: cst.CSTNode) -> str:
     return ctx.text[start:end]
 
 
-def _postfix_ready(node: cst.BaseExpression) -> bool:
+def postfix_ready(node: cst.BaseExpression) -> bool:
+    """Can `.method()` follow `node` as written (`t`, `f(x)`, `(a + b)`), or does it need parentheses?"""
     return bool(getattr(node, "lpar", ())) or isinstance(node, _POSTFIX_SAFE)
 
 
 def _method_call(ctx: "FileContext", expr: cst.BaseExpression, suffix: str) -> list[Edit]:
     """Edits that turn `expr` into `expr<suffix>` (`(a + b).cpu()` where needed)."""
     start, end = outer_span(ctx, expr)
-    if _postfix_ready(expr):
+    if postfix_ready(expr):
         return [Edit(end, end, suffix)]
     return [Edit(start, start, "("), Edit(end, end, ")" + suffix)]
 

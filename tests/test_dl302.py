@@ -978,3 +978,22 @@ def to_array(x):
 """
     [finding] = lint(source, Settings(select=("DL302",)))
     assert finding.fix is not None and [edit.replacement for edit in finding.fix.edits] == [".cpu()"]
+
+
+def test_the_advice_parenthesises_an_expression_as_the_fix_does() -> None:
+    # ByteTrack's CTracker tutorial: `np.where(scores > 0.1)` on a model output that followed a
+    # `.cuda()` input; `.cpu()` goes on the whole comparison, in the message as in the fix.
+    source = """
+    import numpy as np
+    import torch
+
+
+    def run(net, img):
+        scores = net(img.cuda())
+        return np.where(scores > 0.1)
+    """
+    assert messages(source) == [
+        "`np.where` on `scores > 0.1`, which is on `cuda` (moved by `.cuda()`, line 6): numpy cannot read "
+        "accelerator memory; convert with `(scores > 0.1).cpu()` first (or `.item()` for a number)"
+    ]
+

@@ -211,6 +211,59 @@ def test_a_converter_split_by_its_inputs_type_returns_where_the_input_is() -> No
     assert findings(source) == [("DL303", 17, 16)]
 
 
+def test_a_converter_that_hands_its_result_on_returns_where_the_input_is() -> None:
+    # face-alignment's `flip` (copied into Wav2Lip): a numpy input becomes a host tensor, a
+    # tensor input stays where it is, and either goes through `shuffle_lr`, which returns what it
+    # was given. A tensor made anew on one path of the helper is still reported.
+    source = """
+    import torch
+
+
+    def shuffle_lr(parts, pairs=None):
+        if pairs is None:
+            pairs = [1, 0]
+        if parts.ndimension() == 3:
+            return parts[pairs, ...]
+        if parts.numel() == 0:
+            return torch.zeros(2)
+        return parts[:, pairs, ...]
+
+
+    def flip(tensor, is_label=False):
+        if not torch.is_tensor(tensor):
+            tensor = torch.from_numpy(tensor)
+        if is_label:
+            tensor = shuffle_lr(tensor)
+        return tensor.flip(tensor.ndimension() - 1)
+    """
+    assert findings(source) == [("DL303", 10, 16)]
+
+
+def test_a_tensor_a_cpu_only_method_ran_on_is_on_the_cpu() -> None:
+    # face-alignment's `get_preds_fromhm`: `Tensor.apply_` raises on any device but the CPU, so
+    # past it `preds` is a CPU tensor and a CPU tensor made beside it meets no other device. Before
+    # it, and in a function without it, the same mix is reported.
+    source = """
+    import torch
+
+
+    def peaks(hm):
+        _, idx = torch.max(hm.view(hm.size(0), -1), 1)
+        preds = idx.view(-1, 1).repeat(1, 2).float()
+        preds[..., 0].apply_(lambda x: x % hm.size(1))
+        preds.add_(torch.FloatTensor([0.5, 0.5]))
+        return preds
+
+
+    def peaks_on_any_device(hm):
+        _, idx = torch.max(hm.view(hm.size(0), -1), 1)
+        preds = idx.view(-1, 1).repeat(1, 2).float()
+        preds.add_(torch.FloatTensor([0.5, 0.5]))
+        return preds
+    """
+    assert findings(source) == [("DL303", 15, 16)]
+
+
 def test_the_same_factory_outside_a_module_is_dl301() -> None:
     source = """
     import torch

@@ -307,6 +307,27 @@ def test_a_gradient_scalers_state_holds_no_tensors() -> None:
     assert found == [("DL501", 13, 22)]
 
 
+def test_a_tensorrt_engines_state_holds_no_tensors() -> None:
+    # YOLOX's and ByteTrack's `--trt` evaluation: torch2trt's `TRTModule` state is the serialized
+    # engine (bytes) and its binding names, and loading it needs an NVIDIA GPU anyway. The
+    # PyTorch model's checkpoint beside it stays reported.
+    found = positions(
+        """
+        import torch
+        from torch2trt import TRTModule
+
+        def evaluate(model, trt_file, ckpt_file):
+            if trt_file is not None:
+                model_trt = TRTModule()
+                model_trt.load_state_dict(torch.load(trt_file))
+                return model_trt
+            model.load_state_dict(torch.load(ckpt_file))
+            return model
+        """
+    )
+    assert found == [("DL501", 9, 27)]
+
+
 def test_a_url_parameter_fed_only_pytorch_published_weights() -> None:
     # torchreid's init_pretrained_weights(model, model_url) in densenet/resnet/pcb/shufflenetv2.py
     # and torchvision's densenet.py `_load_state_dict(model, model_urls[arch], progress)`: every

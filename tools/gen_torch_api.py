@@ -265,6 +265,13 @@ def number_argument_methods(methods: list[str], schemas: dict[str, list[torch._C
     return found
 
 
+def cpu_only_methods(methods: list[str]) -> list[str]:
+    """Tensor methods whose documentation says they work on CPU tensors only (`apply_`): a
+    tensor they ran on without raising is on the CPU."""
+    said = re.compile(r"only works? (?:with|on|for) CPU tensors", re.IGNORECASE)
+    return [name for name in methods if said.search(" ".join((getattr(getattr(torch.Tensor, name), "__doc__", None) or "").split()))]
+
+
 def _has_tensor_argument_besides_self(schema: torch._C.FunctionSchema) -> bool:
     return any("Tensor" in str(a.type) or "Storage" in str(a.type) for a in schema.arguments[1:])
 
@@ -660,6 +667,7 @@ def generate() -> str:
         **{k.replace("Tensor.", ""): v for k, v in tensor_arguments(torch.Tensor, "Tensor", schemas, method=True).items()},
     })
     names("NUMBER_ARGUMENT_METHODS", "Tensor methods whose arguments no overload types as a tensor: a tensor passed is read as a number.", number_argument_methods(methods, schemas))
+    names("CPU_ONLY_METHODS", "Tensor methods documented to work on CPU tensors only: a tensor they ran on is on the CPU.", cpu_only_methods(methods))
     names("DIMS_PRESERVING_METHODS", "Tensor methods whose result has the dimensions of the tensor.", dims_preserving(torch.Tensor, methods, method=True))
     names("DIMS_PRESERVING_FUNCTIONS", "torch.* functions whose result has the dimensions of their first tensor.", [f"torch.{n}" for n in dims_preserving(torch, sorted(n[6:] for n in torch_results), method=False)])
     names("LAYOUTS", "torch layouts.", layouts)

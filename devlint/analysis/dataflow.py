@@ -311,6 +311,15 @@ class Solver:
             self._attribute_counts = attribute_assignments(self.analysis.module)
         return self._attribute_counts
 
+    def enclosing_function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
+        """The innermost function whose code holds `node`."""
+        if self._parents is None:
+            self._parents = parent_table(self.analysis.module)
+        parent = self._parents.get(node)
+        while parent is not None and not isinstance(parent, cst.FunctionDef):
+            parent = self._parents.get(parent)
+        return parent
+
     def moved_under(self, node: cst.CSTNode) -> list[tuple[str, bool]]:
         """The switches (with the value each must hold) of the `if`s enclosing `node`."""
         if self._parents is None:

@@ -30,7 +30,7 @@ from devlint.analysis.placement import combine, write_into
 from devlint.analysis.program import ClassInfo, FunctionInfo
 from devlint.analysis.shapes import holds_nothing, number_parameter, size_sources
 from devlint.analysis.torch_calls import converts_dtype_only, default_type_place, device_place
-from devlint.analysis.torchapi import AVAILABILITY_CALLS, DATA_FACTORIES, MODULE_METHODS_RETURNING_SELF, REGISTERED_STATE_CLASSES, TENSOR_ATTRIBUTES, TENSOR_METHODS
+from devlint.analysis.torchapi import AVAILABILITY_CALLS, CPU_ONLY_METHODS, DATA_FACTORIES, MODULE_METHODS_RETURNING_SELF, REGISTERED_STATE_CLASSES, TENSOR_ATTRIBUTES, TENSOR_METHODS
 from devlint.analysis.torchapi.frameworks import IN_PLACE_BATCH_LIBRARIES
 from devlint.analysis.usage import dataclass_fields, declared_value, tensor_parameters, unshown_in_exits
 from devlint.names import dotted_name, imports_any, is_none
@@ -275,13 +275,19 @@ class FunctionRun:
         return not name or self.func is not None and any(param.name.value == name for param in self.func.params)
 
     def _converts_a_parameter(self, node: cst.CSTNode) -> bool:
-        """`torch.from_numpy(data)` of the function's own parameter: the caller's data made a
-        tensor where that data is (host memory for a numpy array), not a tensor the function
-        made anew (simple-faster-rcnn's `totensor`, a converter split by the input's type)."""
+        """`torch.from_numpy(data)` of a parameter of the function that converts it: the caller's
+        data made a tensor where that data is (host memory for a numpy array), not a tensor made
+        anew (simple-faster-rcnn's `totensor`, a converter split by the input's type; also where
+        such a converter hands its result on, as face-alignment's `flip` to `shuffle_lr`)."""
         if self.func is None or not isinstance(node, cst.Call) or self.qualify(node.func) not in DATA_FACTORIES:
             return False
         first = node.args[0].value if node.args and node.args[0].keyword is None else None
-        return isinstance(first, cst.Name) and self._own_parameter(first.value)
+        if not isinstance(first, cst.Name):
+            return False
+        if self._own_parameter(first.value):
+            return True
+        converter = self.solver.enclosing_function(node)
+        return converter is not None and converter is not self.func.node and first.value in _parameter_names(converter)
 
     # -- environment ----------------------------------------------------------
     def lookup(self, name: str) -> Value | None:
@@ -547,6 +553,10 @@ class FunctionRun:
                         if name not in self.func.shadowed:
                             self.solver.note_global_move(name, moved.place, expr, self.func.name)
                 return
+            if method in CPU_ONLY_METHODS:
+                self.eval(expr)
+                self._ran_on_the_cpu(receiver_expr, method)
+                return
             if method in ("update", "setdefault") and expr.args and (name := dotted_name(receiver_expr)) is not None:
                 container = self.lookup(name) or F.UNKNOWN
                 if container.kind is Kind.SEQ and container.elem is not None:
@@ -580,6 +590,20 @@ class FunctionRun:
                 if self.func is None:
                     self.solver.note_default_place(place)
         self.eval(expr)
+
+    def _ran_on_the_cpu(self, receiver: cst.BaseExpression, method: str) -> None:
+        """`preds[..., 0].apply_(f)` raises on any other device: past it, `preds` is on the CPU
+        (face-alignment's `get_preds_fromhm`, copied into Wav2Lip). Weak: what it was computed
+        from was on the CPU too, which the analysis does not follow back, so it meets them
+        without a finding."""
+        while isinstance(receiver, cst.Subscript):
+            receiver = receiver.value
+        name = dotted_name(receiver)
+        held = self.lookup(name) if name is not None else None
+        if held is None or held.kind is not Kind.TENSOR or held.place.on_accelerator:
+            return
+        origin = Origin(receiver, f"ran `{method}`, which works on CPU tensors only")
+        self.env[name] = replace(held, place=CPU, origin=origin, weak=True, cpu_path=None)  # type: ignore[index]
 
     def _module_itself(self, expr: cst.BaseExpression) -> cst.BaseExpression:
         """`model` for `model.eval()`, `model.requires_grad_(False)` and, on a module, `model.half()`:
@@ -1018,3 +1042,9 @@ def _reached_from(expr: cst.BaseExpression) -> str | None:
 def _alike(a: Value, b: Value) -> bool:
     """Values of one kind in one place: an element written among the others changes nothing."""
     return a.kind is b.kind and a.place == b.place
+
+
+def _parameter_names(func: cst.FunctionDef) -> set[str]:
+    params = func.params
+    every = [*params.posonly_params, *params.params, *params.kwonly_params]
+    return {p.name.value for p in every}

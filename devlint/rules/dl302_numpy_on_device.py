@@ -7,7 +7,7 @@ import libcst as cst
 from devlint.analysis.describe import cited, code, where
 from devlint.analysis.facts import INPUT_DEVICE, Value
 from devlint.analysis.torchapi import ARRAY_LIBRARIES
-from devlint.fixes import append_cpu, cpu_before_numpy
+from devlint.fixes import append_cpu, cpu_before_numpy, postfix_ready
 from devlint.rule import Rule
 
 
@@ -35,7 +35,8 @@ class NumpyOnDevice(Rule):
                 what = f"`{tensor}`, which {where(event.tensor, self.ctx.line_of)}"
             else:
                 # A shortened snippet with `.cpu()` after it would read as code that is not there.
-                shown = f"`{tensor}.cpu()`" if tensor == code(self.ctx.module, event.tensor.expr, 10_000) else "`.cpu()`"
+                receiver = tensor if postfix_ready(event.tensor.expr) else f"({tensor})"
+                shown = f"`{receiver}.cpu()`" if tensor == code(self.ctx.module, event.tensor.expr, 10_000) else "`.cpu()`"
                 advice = f"convert with {shown} first (or `.item()` for a number)"
                 what = f"`{tensor}`, which is {where(event.tensor, self.ctx.line_of)}"
                 if event.via == ".numpy()":

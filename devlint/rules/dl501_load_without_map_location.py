@@ -8,7 +8,7 @@ from devlint.analysis.checkpoints import read_as_cpu_format, restores_module_sta
 from devlint.analysis.guards import string_value
 from devlint.analysis.load_uses import read_only_as_data
 from devlint.analysis.torchapi import DOWNLOAD_LOADS, LOAD_FUNCTIONS, SAVE_FUNCTIONS
-from devlint.analysis.torchapi.frameworks import DATASET_BASES, GRAD_SCALERS, LR_SCHEDULER_FACTORIES, LR_SCHEDULER_MODULE
+from devlint.analysis.torchapi.frameworks import DATASET_BASES, GRAD_SCALERS, LR_SCHEDULER_FACTORIES, LR_SCHEDULER_MODULE, TENSORRT_MODULES
 from devlint.names import dotted_name, with_local_bases
 from devlint.tree import descendants
 from devlint.fixes import add_map_location
@@ -69,8 +69,9 @@ class LoadWithoutMapLocation(Rule):
     `if` whose other branch builds the same name and saves it, nor a Dataset's data (read for
     the loader's CPU workers). A value the function only reads as data (statistics, logs, a
     converter's input: analysis/load_uses.py) is reported under `--strict` only. A learning-rate
-    scheduler's state holds
-    numbers only and is not reported either, nor is module state restored in a project whose own
+    scheduler's state holds numbers only and is not reported either, nor is a torch2trt
+    `TRTModule`'s (the serialized engine, which needs an NVIDIA GPU to load anyway), nor is
+    module state restored in a project whose own
     `torch.save` writes module state copied to the CPU (analysis/checkpoints.py).
     """
 
@@ -88,7 +89,7 @@ class LoadWithoutMapLocation(Rule):
         # walk has seen them all (a script often loads before the function that saves).
         self._saved: set[tuple[int | None, str]] = set()
         self._pending: list[tuple[cst.Call, int | None, str | None, bool, cst.CSTNode, str | None, str | None]] = []
-        self._schedulers: set[str] = set()  # names bound to a learning-rate scheduler
+        self._schedulers: set[str] = set()  # names bound to a scheduler, a gradient scaler or a TensorRT engine
         self._loaded_into: dict[int, str] = {}  # id(load) -> `sched` for `sched.load_state_dict(torch.load(...))`
         self._scopes: list[int] = []  # the functions the walk is in, innermost last
         self._in_dataset: list[bool] = []  # per class the walk is in: does it derive from a Dataset?
@@ -231,7 +232,7 @@ class LoadWithoutMapLocation(Rule):
     def visit_Assign(self, node: cst.Assign) -> None:
         if isinstance(node.value, cst.Call):
             built = self.ctx.qualify(node.value.func) or ""
-            if built.startswith(LR_SCHEDULER_MODULE) or built in LR_SCHEDULER_FACTORIES or built in GRAD_SCALERS:
+            if built.startswith(LR_SCHEDULER_MODULE) or built in LR_SCHEDULER_FACTORIES or built in GRAD_SCALERS or built in TENSORRT_MODULES:
                 self._schedulers.update(name for t in node.targets if (name := dotted_name(t.target)) is not None)
         temporary = self._temporary_path(node.value)
         for target in node.targets:
@@ -360,7 +361,7 @@ class LoadWithoutMapLocation(Rule):
             if id(node) in self._cached:
                 continue  # this code's own cache, written where it is read
             if self._loaded_into.get(id(node)) in self._schedulers:
-                continue  # a scheduler's state: numbers, no tensors to restore anywhere
+                continue  # a scheduler's state (numbers) or a TensorRT engine's (bytes): no tensors to restore
             if cpu_weights and restores_module_state(node, function):
                 continue
             if read_as_cpu_format(node, function):

@@ -104,6 +104,11 @@ GRAD_SCALERS = frozenset(
     }
 )
 
+# torch2trt's TensorRT engine as a module: its `state_dict()` holds the serialized engine (bytes)
+# and the binding names, no tensors, and deserializing the engine needs an NVIDIA GPU whatever
+# `map_location` says (YOLOX's and ByteTrack's `--trt` evaluation, torch2trt's README, Jetson demos).
+TENSORRT_MODULES = frozenset({"torch2trt.TRTModule", "torch2trt.torch2trt.TRTModule", "torch2trt.trt_module.TRTModule"})
+
 # Test decorators that skip a test unless a GPU is there (matched by their last name, lower
 # case): pytest's and unittest's skips, transformers' and accelerate's testing utilities.
 # (`require_torch_non_multi_gpu` and `require_torch_up_to_2_gpus` also run with no GPU.)
