@@ -106,15 +106,15 @@ class FileContext:
 
     def summary(self) -> "ModuleSummary":
         """What this file tells the files that import it (after its device analysis)."""
-        from devlint.analysis.checkpoints import loads_state, writes_cpu_state
-        from devlint.analysis.class_facts import wrapped_parameters
+        from devlint.analysis.checkpoints import literal_loads, loads_state, writes_cpu_state
+        from devlint.analysis.class_facts import places_itself, wrapped_parameters
         from devlint.analysis.distributed_checks import asks_distributed
         from devlint.analysis.facts import PlaceFact
         from devlint.analysis.summary import CallSite, star_key, summarise
 
         analysis = self.devices.run()
         classes = [
-            (info.name, tuple(info.bases), info.is_module, info.is_dataset, bool(info.stateless), wrapped_parameters(info))
+            (info.name, tuple(info.bases), info.is_module, info.is_dataset, bool(info.stateless), wrapped_parameters(info), places_itself(info))
             for info in analysis.classes
             if info.key == info.name
         ]
@@ -131,7 +131,7 @@ class FileContext:
         )
         return summarise(
             self.path, classes, analysis.returns, analysis.variables, imports, self.python_tree, checkpoints, calls, analysis.asks_callers,
-            asks_distributed(self.text),
+            asks_distributed(self.text), literal_loads(self.module, self.names.qualify, self.text),
         )
 
     @cached_property
@@ -140,6 +140,14 @@ class FileContext:
         from devlint.analysis.gpu_only import gpu_only_by_construction
 
         return gpu_only_by_construction(self.module, self.text, self.names, self.imported)
+
+    @cached_property
+    def requires_cuda(self) -> bool:
+        """No line of the file runs without CUDA (a top-level Triton import, Lightning runners all
+        built for CUDA): stronger than `gpu_only`, which a branch starting NCCL also makes."""
+        from devlint.analysis.gpu_only import requires_cuda
+
+        return self.gpu_only and requires_cuda(self.module, self.text, self.names, self.imported)
 
     @cached_property
     def guards(self) -> "AcceleratorGuards":

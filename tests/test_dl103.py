@@ -92,6 +92,54 @@ def test_gpu_only_scripts_are_not_reported() -> None:
     assert positions(portable, DL103) == [("DL103", 5, 1)]
 
 
+def test_a_file_importing_an_nvidia_runtime_at_its_top_level_is_gpu_only() -> None:
+    # ChatTTS's Transformer Engine model imports `transformer_engine` at its top level; YOLOX's
+    # demo imports torch2trt only on its `--trt` path, and the rest of it runs anywhere.
+    top = """
+    import torch
+    import transformer_engine as te
+
+    def build(model):
+        torch.cuda.synchronize()
+        return model.cuda()
+    """
+    branch = """
+    import torch
+
+    def build(model, trt):
+        if trt:
+            from torch2trt import TRTModule
+            return TRTModule()
+        torch.cuda.synchronize()
+        return model.cuda()
+    """
+    settings = Settings(select=("DL101", "DL103"))
+    assert positions(top, settings) == []
+    assert positions(branch, settings) == [("DL103", 7, 5), ("DL101", 8, 12)]
+
+
+def test_a_script_whose_lightning_runners_all_need_cuda_is_gpu_only() -> None:
+    # lit-llama's fine-tuning scripts: `L.Fabric(accelerator="cuda")` raises without CUDA, so
+    # the script's CUDA calls and its checkpoint loads run where CUDA is. A runner built for
+    # "gpu" (CUDA or Apple's MPS), for an accelerator a variable holds, or beside one built for
+    # the CPU leaves the file portable.
+    def script(*accelerators: str) -> str:
+        runners = "".join(f"    fabric = L.Fabric(accelerator={a}, devices=1)\n" for a in accelerators)
+        return (
+            "import lightning as L\nimport torch\n\n\ndef main(path, accelerator):\n"
+            + runners
+            + "    torch.cuda.synchronize()\n    return torch.load(path)\n"
+        )
+
+    settings = Settings(select=("DL103", "DL501"))
+    assert positions(script('"cuda"'), settings) == []
+    assert positions(script('"cuda"', '"cuda"'), settings) == []
+    assert positions(script('"gpu"'), settings) == [("DL103", 7, 5), ("DL501", 8, 12)]
+    assert positions(script("accelerator"), settings) == [("DL103", 7, 5), ("DL501", 8, 12)]
+    assert positions(script('"cuda"', '"cpu"'), settings) == [("DL103", 8, 5), ("DL501", 9, 12)]
+    assert positions(script(), settings) == [("DL103", 6, 5), ("DL501", 7, 12)]
+
+
 def test_device_ids_of_a_multi_gpu_wrapper_are_not_reported() -> None:
     source = """
     import torch

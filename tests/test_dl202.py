@@ -407,3 +407,28 @@ def step(model, inps, device):
     return model.netG(v), w, u
 """
     assert findings(source) == [("DL202", 12, 5)]
+
+
+def test_a_dtype_parameter_converts_and_keeps_the_device() -> None:
+    # lit-llama's `get_weight(self, dtype=torch.float)`: `Tensor.to(dtype)` left unused changes
+    # nothing's device. A parameter defaulting to a device string stays a move.
+    source = """
+    import torch
+
+
+    def cast(x: torch.Tensor, dtype=torch.float16):
+        x.to(dtype)
+        return x
+
+
+    def cast_annotated(x: torch.Tensor, dtype: torch.dtype):
+        x.to(dtype)
+        return x
+
+
+    def move(x: torch.Tensor, device="cpu"):
+        x.to(device)
+        return x
+    """
+    assert findings(source) == [("DL202", 15, 5)]
+

@@ -523,6 +523,109 @@ def test_a_tensor_of_one_number_built_from_a_number_parameter() -> None:
     ]
 
 
+def test_a_module_whose_constructor_moves_its_state_is_not_on_the_cpu() -> None:
+    # pSp's, e4e's and restyle-encoder's MocoLoss and IDLoss call `self.model.cuda()` in
+    # `__init__`: an instance is where that put it. One that leaves its layer alone is built on
+    # the CPU, and meets the device's tensors there.
+    source = """
+    import torch
+    from torch import nn
+
+
+    class MocoLoss(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = nn.Linear(3, 3)
+            self.model.cuda()
+
+        def forward(self, x):
+            return self.model(x)
+
+
+    class Plain(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = nn.Linear(3, 3)
+
+        def forward(self, x):
+            return self.model(x)
+
+
+    def train(device):
+        x = torch.randn(2, 3, device=device)
+        return MocoLoss()(x), Plain()(x)
+    """
+    assert findings(source) == [("DL301", 26, 27)]
+
+
+def test_a_chain_of_module_moves_moves_the_module() -> None:
+    # BackgroundMattingV2's export_onnx.py: `model.eval().to(precision).to(args.device)` moves
+    # `model` in place (`nn.Module.to` returns the module itself, as each of its overloads is
+    # annotated); the same chain on a tensor returns a copy, which is thrown away.
+    source = """
+    import torch
+    from torch import nn
+
+
+    def run(device, precision):
+        model = nn.Linear(3, 3)
+        model.eval().to(precision).to(device)
+        src = torch.randn(2, 3).to(precision).to(device)
+        return model(src)
+
+
+    def run_tensor(device, precision):
+        model = nn.Linear(3, 3).to(device)
+        src = torch.randn(2, 3)
+        src.to(precision).to(device)
+        return model(src)
+    """
+    assert findings(source) == [("DL303", 14, 11), ("DL202", 15, 5)]
+
+
+def test_a_module_that_keeps_only_its_inputs_sizes_owns_no_state() -> None:
+    # TSM's SegmentConsensus records `self.shape = input_tensor.size()` in forward and is built
+    # and called inside its owner's forward: sizes are the same on every device. One that keeps
+    # a tensor computed from its input is no stateless module either.
+    source = """
+    import torch
+
+
+    class SegmentConsensus(torch.nn.Module):
+        def __init__(self, consensus_type, dim=1):
+            super().__init__()
+            self.consensus_type = consensus_type
+            self.dim = dim
+            self.shape = None
+
+        def forward(self, input_tensor):
+            self.shape = input_tensor.size()
+            return input_tensor.mean(dim=self.dim, keepdim=True)
+
+
+    class Running(torch.nn.Module):
+        def __init__(self, dim=1):
+            super().__init__()
+            self.dim = dim
+            self.last = None
+
+        def forward(self, input_tensor):
+            self.last = input_tensor.mean(dim=self.dim)
+            return input_tensor - self.last
+
+
+    class ConsensusModule(torch.nn.Module):
+        def __init__(self, consensus_type, dim=1):
+            super().__init__()
+            self.consensus_type = consensus_type
+            self.dim = dim
+
+        def forward(self, input):
+            return SegmentConsensus(self.consensus_type, self.dim)(input) + Running(self.dim)(input)
+    """
+    assert findings(source) == [("DL301", 34, 73)]
+
+
 def test_modules_of_this_file_with_state_or_wrapping_a_cpu_model_are_still_on_the_cpu() -> None:
     source = """
     import torch

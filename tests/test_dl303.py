@@ -264,6 +264,74 @@ def test_a_tensor_a_cpu_only_method_ran_on_is_on_the_cpu() -> None:
     assert findings(source) == [("DL303", 15, 16)]
 
 
+def test_a_tensor_tested_for_its_device_and_moved_if_elsewhere_is_on_that_device() -> None:
+    # chatterbox's S3Gen.embed_ref: `if ref_wav.device != device: ref_wav = ref_wav.to(device)`
+    # leaves it on `device` on both paths; where the branch does not move it, the path that
+    # skips the branch keeps the CPU tensor.
+    source = """
+    from functools import lru_cache
+
+    import numpy as np
+    import torch
+    import torchaudio as ta
+    from torch import nn
+
+
+    @lru_cache(100)
+    def get_resampler(src_sr, dst_sr, device):
+        return ta.transforms.Resample(src_sr, dst_sr).to(device)
+
+
+    class S3Gen(nn.Module):
+        def embed_ref(self, ref_wav: torch.Tensor, ref_sr: int, device="auto"):
+            device = self.device if device == "auto" else device
+            if isinstance(ref_wav, np.ndarray):
+                ref_wav = torch.from_numpy(ref_wav).float()
+            if ref_wav.device != device:
+                ref_wav = ref_wav.to(device)
+            return get_resampler(ref_sr, 24000, device)(ref_wav)
+
+        def embed_unmoved(self, ref_wav: torch.Tensor, ref_sr: int, device="auto"):
+            device = self.device if device == "auto" else device
+            if isinstance(ref_wav, np.ndarray):
+                ref_wav = torch.from_numpy(ref_wav).float()
+            if ref_wav.device == device:
+                ref_wav = ref_wav * 2
+            return get_resampler(ref_sr, 24000, device)(ref_wav)
+    """
+    assert findings(source) == [("DL303", 26, 23)]
+
+
+def test_writing_into_a_forward_input_annotated_as_a_plain_container_meets_no_device() -> None:
+    # chatterbox's S3Gen.inference(..., ref_dict: Optional[dict] = None) turns numpy entries into
+    # tensors in place. An input no annotation declares a container stays a tensor on the
+    # module's device, which a CPU tensor written into meets.
+    source = """
+    from typing import Optional
+
+    import numpy as np
+    import torch
+    from torch import nn
+
+
+    class S3Gen(nn.Module):
+        def forward(self, tokens, ref_dict: Optional[dict] = None):
+            for key in list(ref_dict):
+                if isinstance(ref_dict[key], np.ndarray):
+                    ref_dict[key] = torch.from_numpy(ref_dict[key])
+            return tokens
+
+
+    class Scatter(nn.Module):
+        def forward(self, tokens, ref_dict=None):
+            for key in list(ref_dict):
+                if isinstance(ref_dict[key], np.ndarray):
+                    ref_dict[key] = torch.from_numpy(ref_dict[key])
+            return tokens
+    """
+    assert findings(source) == [("DL303", 20, 33)]
+
+
 def test_the_same_factory_outside_a_module_is_dl301() -> None:
     source = """
     import torch

@@ -616,6 +616,71 @@ def test_an_update_or_a_dtype_conversion_is_no_rebuild_on_the_device() -> None:
     ) == [8, 9]
 
 
+def test_a_like_factory_is_where_its_argument_is_not_on_the_cpu() -> None:
+    # insightface's PartialFC (vendored by SadTalker): the momentum is `torch.zeros_like` of a
+    # weight made on the process's GPU; the message says where it stays, not "the CPU".
+    source = """
+    import torch
+    import torch.nn as nn
+
+    class PartialFC(nn.Module):
+        def __init__(self, device, n, d):
+            super().__init__()
+            self.weight = torch.normal(0, 0.01, (n, d), device=device)
+            self.weight_mom = torch.zeros_like(self.weight)
+            self.table = torch.zeros(n, d)
+    """
+    assert [(f.start.line, f.message.split("so it stays ")[1].split(";")[0]) for f in check(source)] == [
+        (9, "where it was created"),
+        (10, "on the CPU"),
+    ]
+
+
+def test_a_helper_that_forward_calls_too_places_the_attribute_after_construction() -> None:
+    # ESPnet's RelPositionalEncoding (copied into chatterbox): `__init__` builds the table through
+    # `extend_pe`, which `forward` calls again with its input, moving the table there or
+    # rebuilding it on `x.device`. A helper only `__init__` calls moves it before `model.to()`.
+    source = """
+    import torch
+    import torch.nn as nn
+
+    class RelPositionalEncoding(nn.Module):
+        def __init__(self, d_model, max_len=5000):
+            super().__init__()
+            self.d_model = d_model
+            self.pe = None
+            self.extend_pe(torch.tensor(0.0).expand(1, max_len))
+
+        def extend_pe(self, x):
+            if self.pe is not None:
+                if self.pe.size(1) >= x.size(1) * 2 - 1:
+                    if self.pe.device != x.device:
+                        self.pe = self.pe.to(device=x.device)
+                    return
+            pe = torch.zeros(x.size(1), self.d_model)
+            self.pe = pe.to(device=x.device)
+
+        def forward(self, x):
+            self.extend_pe(x)
+            return x + self.pe[:, : x.size(1)]
+
+    class FixedEncoding(nn.Module):
+        def __init__(self, d_model, max_len=5000):
+            super().__init__()
+            self.pe = None
+            self.build(torch.zeros(1, max_len))
+
+        def build(self, x):
+            if self.pe is not None:
+                self.pe = self.pe.to(device=x.device)
+            self.pe = torch.zeros(x.size(1), 4).to(device=x.device)
+
+        def forward(self, x):
+            return x + self.pe[:, : x.size(1)]
+    """
+    assert lines(source) == [34]
+
+
 def test_only_a_move_that_rebinds_the_attribute_outside_construction_places_it() -> None:
     # auraloss: `self.fb = self.fb.to(self.device)` in __init__ runs before `model.to()`.
     # mmaction2: the class weight is moved in one branch and multiplied unmoved in another.

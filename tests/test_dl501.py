@@ -310,14 +310,15 @@ def test_a_gradient_scalers_state_holds_no_tensors() -> None:
 def test_a_tensorrt_engines_state_holds_no_tensors() -> None:
     # YOLOX's and ByteTrack's `--trt` evaluation: torch2trt's `TRTModule` state is the serialized
     # engine (bytes) and its binding names, and loading it needs an NVIDIA GPU anyway. The
-    # PyTorch model's checkpoint beside it stays reported.
+    # PyTorch model's checkpoint beside it stays reported (torch2trt is imported on the `--trt`
+    # path only: imported at the top, it would make the whole file CUDA-only).
     found = positions(
         """
         import torch
-        from torch2trt import TRTModule
 
         def evaluate(model, trt_file, ckpt_file):
             if trt_file is not None:
+                from torch2trt import TRTModule
                 model_trt = TRTModule()
                 model_trt.load_state_dict(torch.load(trt_file))
                 return model_trt
@@ -326,6 +327,29 @@ def test_a_tensorrt_engines_state_holds_no_tensors() -> None:
         """
     )
     assert found == [("DL501", 9, 27)]
+
+
+def test_a_file_that_starts_nccl_in_one_branch_may_load_on_the_cpu_in_another() -> None:
+    # simpletransformers' LanguageModelingModel starts NCCL only for `local_rank != -1`, and a
+    # real fix added `map_location` to its load; a file importing Triton at its top level runs
+    # nowhere without CUDA.
+    branch = """
+    import torch
+
+    def build(model, path, local_rank):
+        if local_rank != -1:
+            torch.distributed.init_process_group(backend="nccl")
+        model.load_state_dict(torch.load(path))
+    """
+    kernels = """
+    import torch
+    import triton
+
+    def build(model, path):
+        model.load_state_dict(torch.load(path))
+    """
+    assert positions(branch) == [("DL501", 6, 27)]
+    assert positions(kernels) == []
 
 
 def test_a_url_parameter_fed_only_pytorch_published_weights() -> None:

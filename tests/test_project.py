@@ -284,6 +284,52 @@ def test_a_helper_of_another_file_returns_on_its_arguments_device(tmp_path: Path
     assert "meets `x` on `x`'s device, which the caller chooses at line 8" in lines[0]
 
 
+def test_a_conversion_to_the_type_of_a_tensor_of_another_files_helper_follows_that_tensor(tmp_path: Path) -> None:
+    # SadTalker's (first-order-motion's) DenseMotionNetwork: `torch.zeros(...).type(heatmap.type())`
+    # takes the type name of `heatmap`, which names its device ("torch.cuda.FloatTensor"): not the
+    # CPU a dtype conversion would keep. A conversion to a dtype stays reported.
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "fm").mkdir()
+    (tmp_path / "fm" / "__init__.py").write_text("")
+    (tmp_path / "fm" / "util.py").write_text(
+        "import torch\n\n\ndef make_grid(size, type):\n    h, w = size\n"
+        "    x = torch.arange(w).type(type)\n    y = torch.arange(h).type(type)\n"
+        "    return torch.cat([x.view(1, -1).repeat(h, 1).unsqueeze_(2), y.view(-1, 1).repeat(1, w).unsqueeze_(2)], 2)\n\n\n"
+        "def kp2gaussian(kp, variance):\n    mean = kp['value']\n    grid = make_grid((4, 4), mean.type())\n"
+        "    return torch.exp(-0.5 * ((grid - mean) ** 2).sum(-1) / variance)\n"
+    )
+    (tmp_path / "fm" / "dense.py").write_text(
+        "import torch\nfrom torch import nn\nfrom fm.util import kp2gaussian\n\n\n"
+        "class Dense(nn.Module):\n    def forward(self, kp_driving, kp_source):\n"
+        "        heatmap = kp2gaussian(kp_driving, 0.01) - kp2gaussian(kp_source, 0.01)\n"
+        "        zeros = torch.zeros(heatmap.shape[0], 1, 4).type(heatmap.type())\n"
+        "        halves = torch.zeros(heatmap.shape[0], 1, 4).type(torch.float16)\n"
+        "        return torch.cat([zeros, heatmap], dim=1), torch.cat([halves, heatmap], dim=1)\n"
+    )
+    lines = run("--quiet", str(tmp_path)).splitlines()
+    assert [line.split(": ", 1)[0] + " " + line.split(" ", 2)[1] for line in lines] == [f"{tmp_path / 'fm' / 'dense.py'}:10:18 DL303"]
+
+
+def test_a_module_of_another_file_that_moves_its_state_in_its_constructor_is_not_on_the_cpu(tmp_path: Path) -> None:
+    # restyle-encoder's coaches build `moco_loss.MocoLoss()` (criteria/moco_loss.py), whose
+    # `__init__` calls `self.model.cuda()`, and call it with inputs on `cuda:0`.
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "criteria").mkdir()
+    (tmp_path / "criteria" / "__init__.py").write_text("")
+    loss = (
+        "from torch import nn\n\n\nclass MocoLoss(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.model = nn.Linear(3, 3)\n        self.model.cuda()\n\n    def forward(self, x):\n        return self.model(x)\n"
+    )
+    (tmp_path / "criteria" / "moco_loss.py").write_text(loss)
+    (tmp_path / "coach.py").write_text(
+        "import torch\nfrom criteria import moco_loss\n\n\ndef step(x):\n    loss = moco_loss.MocoLoss()\n"
+        "    return loss(x.to('cuda:0'))\n"
+    )
+    assert [line.split(" ", 2)[1] for line in run("--quiet", "--select", "DL301", str(tmp_path)).splitlines()] == []
+    (tmp_path / "criteria" / "moco_loss.py").write_text(loss.replace("        self.model.cuda()\n", ""))
+    assert [line.split(" ", 2)[1] for line in run("--quiet", "--select", "DL301", str(tmp_path)).splitlines()] == ["DL301"]
+
+
 def test_a_model_another_file_builds_after_a_cuda_default_tensor_type_is_not_on_the_cpu(tmp_path: Path) -> None:
     # ssd.pytorch's demo: `build_ssd` (ssd.py) builds the model where the notebook's default
     # tensor type puts it: on CUDA where CUDA is. Its summary was made on the CPU default.
@@ -481,6 +527,60 @@ def test_weights_the_projects_writer_copies_to_the_cpu_load_anywhere(tmp_path: P
     assert run("main_test.py") == "All checks passed!\n"  # named alone, as pre-commit does
     (tmp_path / "models" / "model_base.py").write_text(_WRITER.replace("param.cpu()", "param"))
     assert run("main_test.py").splitlines()[0] == _LOAD_MESSAGE
+
+
+def _checkpoint(path: Path, *locations: str) -> None:
+    """A checkpoint as `torch.save` writes it (a zip whose `data.pkl` names each storage's
+    device in its persistent id), written without torch."""
+    import io
+    import pickle
+    import zipfile
+
+    class Storage:  # stands for `torch.FloatStorage`: only its persistent id is pickled
+        pass
+
+    class Pickler(pickle.Pickler):
+        def persistent_id(self, obj: object) -> object:
+            if isinstance(obj, Storage):
+                return ("storage", "FloatStorage", str(id(obj)), obj.location, 2)  # type: ignore[attr-defined]
+            return None
+
+    storages = []
+    for location in locations:
+        storage = Storage()
+        storage.location = location  # type: ignore[attr-defined]
+        storages.append(storage)
+    data = io.BytesIO()
+    Pickler(data, protocol=2).dump({"w": storages})
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr(f"{path.stem}/data.pkl", data.getvalue())
+
+
+def test_a_checkpoint_file_of_the_project_saved_on_the_cpu_loads_anywhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # restyle-encoder's (and encoder4editing's) InterFaceGAN directions: `age.pt` and `smile.pt`
+    # hold CPU tensors, `pose.pt` one saved on `cuda:0`. The path is read from the script's
+    # folder or one above it; the cache re-checks the loader when a checkpoint changes.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "directions").mkdir()
+    _checkpoint(tmp_path / "directions" / "age.pt", "cpu", "cpu")
+    _checkpoint(tmp_path / "directions" / "pose.pt", "cpu", "cuda:0")
+    check, checked = _cached_project(tmp_path, monkeypatch, {
+        "editor.py": (
+            "import torch\n\n"
+            "age = torch.load('directions/age.pt')\n"
+            "pose = torch.load('directions/pose.pt')\n"
+            "other = torch.load('directions/missing.pt')\n"
+        ),
+    })
+    found = [(f.code, f.start.line, f.message) for f in check()[0].findings]
+    assert [(code, line) for code, line, _ in found] == [("DL501", 4), ("DL501", 5)]
+    assert "(this file's tensors were saved on `cuda:0`)" in found[0][2]
+    assert "saved on `" not in found[1][2]
+    _checkpoint(tmp_path / "directions" / "age.pt", "cuda:1")
+    checked.clear()
+    assert [(f.code, f.start.line) for f in check()[0].findings] == [("DL501", 3), ("DL501", 4), ("DL501", 5)]
+    assert checked == ["editor.py"]
+    assert [(f.code, f.start.line) for f in check(cached=False)[0].findings] == [("DL501", 3), ("DL501", 4), ("DL501", 5)]
 
 
 def test_editing_the_projects_writer_rechecks_only_the_files_that_restore_module_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

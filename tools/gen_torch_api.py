@@ -445,6 +445,15 @@ def module_methods_returning_self() -> list[str]:
             signature = inspect.signature(method)
         except (TypeError, ValueError):
             continue
+        overloads = typing.get_overloads(method)
+        if overloads:
+            # `to(device)`, `to(dtype)`, `to(tensor)`: each overload annotated, the implementation not.
+            if not all(inspect.signature(overload).return_annotation is typing.Self for overload in overloads):
+                continue
+            module = torch.nn.Linear(2, 2)
+            assert getattr(module, name)(torch.float32) is module, name
+            found.append(name)
+            continue
         if signature.return_annotation is not typing.Self:
             continue
         required = [p for p in list(signature.parameters.values())[1:] if p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]

@@ -9,7 +9,7 @@ import libcst as cst
 
 from devlint.analysis import facts as F
 from devlint.analysis import torch_calls
-from devlint.analysis.class_facts import owns_no_state, wrapped_parameters
+from devlint.analysis.class_facts import owns_no_state, places_itself, wrapped_parameters
 from devlint.analysis.call_arguments import arguments, flat, maybe_moved_module, only_arguments, wraps_what_it_is_given
 from devlint.analysis.evaluation import Arguments, Evaluation
 from devlint.analysis.events import Operand
@@ -135,6 +135,8 @@ def construct_local(run: Evaluation, node: cst.Call, cls: ClassInfo) -> Value:
             return Value(Kind.MODULE, cls=cls.name)  # it wraps a module that may already be moved
         if owns_no_state(cls, run.qualify):
             return Value(Kind.MODULE, F.NOWHERE, cls=cls.name, stateless=True)
+        if places_itself(cls):
+            return Value(Kind.MODULE, cls=cls.name)  # where its constructor moved it
         if run.default_place != CPU:
             return Value(Kind.MODULE, run.default_place, run.origin(node, f"built by `{cls.name}(...)`"), cls=cls.name)
         return Value(Kind.MODULE, CPU, run.origin(node, f"built by `{cls.name}(...)` on the CPU"), cls=cls.name)

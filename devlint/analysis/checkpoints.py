@@ -13,6 +13,7 @@ written is not known to be on the CPU.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import libcst as cst
@@ -23,6 +24,7 @@ from devlint.names import dotted_name
 from devlint.tree import descendants, own_nodes
 
 Qualify = Callable[[cst.BaseExpression], "str | None"]
+_LITERAL_LOAD = re.compile(r"""load\(\s*[rRuU]?['"]""")
 _SAVE_LEAVES = frozenset(name.rsplit(".", 1)[1] for name in SAVE_FUNCTIONS)
 _LOAD_LEAVES = frozenset(name.rsplit(".", 1)[1] for name in LOAD_FUNCTIONS | DOWNLOAD_LOADS)
 
@@ -54,6 +56,26 @@ def loads_state(module: cst.Module, qualify: Qualify, text: str) -> bool:
         return False
     loads = LOAD_FUNCTIONS | DOWNLOAD_LOADS
     return any(_calls(node, _LOAD_LEAVES) and qualify(node.func) in loads for node in descendants(module))  # type: ignore[attr-defined]
+
+
+def literal_loads(module: cst.Module, qualify: Qualify, text: str) -> tuple[str, ...]:
+    """The literal paths the file's loads without `map_location` read (`torch.load("dirs/age.pt")`):
+    files the project may hold, whose tensors' devices the project index reads (project/saved_tensors.py)."""
+    if "load(" not in text or not _LITERAL_LOAD.search(text):
+        return ()  # most files: no call of a load with a literal first argument
+    found: set[str] = set()
+    for node in descendants(module):
+        if not _calls(node, _LOAD_LEAVES) or qualify(node.func) not in LOAD_FUNCTIONS:  # type: ignore[attr-defined]
+            continue
+        args = node.args  # type: ignore[attr-defined]
+        if any(arg.star or arg.keyword is not None and arg.keyword.value == "map_location" for arg in args) or len(args) > 1 and args[1].keyword is None:
+            continue
+        first = args[0].value if args and args[0].keyword is None else None
+        if type(first) is cst.SimpleString:
+            value = first.evaluated_value  # type: ignore[attr-defined]
+            if isinstance(value, str) and value:
+                found.add(value)
+    return tuple(sorted(found))
 
 
 def _calls(node: cst.CSTNode, leaves: frozenset[str]) -> bool:

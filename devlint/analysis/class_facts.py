@@ -21,6 +21,7 @@ from devlint.analysis.torchapi import TENSOR as ONE_TENSOR
 from devlint.analysis.torchapi import TENSOR_METHODS
 from devlint.analysis.torchapi import (
     PARAMETER_CLASSES,
+    SHAPE_ONLY_METHODS,
     REGISTERED_STATE_CLASSES,
     factory_placement,
     function_results,
@@ -57,6 +58,33 @@ def nn_owns_no_state(leaf: str, call: cst.Call) -> bool:
 def _off(value: cst.BaseExpression) -> bool:
     """`weight=None`, `affine=False`: the state is not asked for."""
     return is_none(value) or isinstance(value, cst.Name) and value.value == "False"
+
+
+_PLACING_MOVES = frozenset({"cuda", "to", "xpu", "mps"})
+
+
+def places_itself(cls: ClassInfo) -> bool:
+    """A Module whose constructor moves itself or its own state (`self.model.cuda()`, as the
+    MocoLoss and IDLoss of pSp, e4e and restyle-encoder do; `self.to(device)`): an instance is
+    where that put it, not on the CPU where it was built."""
+    if cls.placed is None:
+        cls.placed = _places_itself(cls)
+    return cls.placed
+
+
+def _places_itself(cls: ClassInfo) -> bool:
+    init = cls.methods.get("__init__")
+    if init is None or init.self_param is None:
+        return False
+    me = init.self_param
+    for node in descendants(init.node.body):
+        if type(node) is not cst.Call or type(node.func) is not cst.Attribute or node.func.attr.value not in _PLACING_MOVES:  # type: ignore[attr-defined]
+            continue
+        receiver = dotted_name(node.func.value)  # type: ignore[attr-defined]
+        if receiver is not None and (receiver == me or receiver.count(".") == 1 and receiver.startswith(me + ".")):
+            if node.func.attr.value != "to" or node.args:  # type: ignore[attr-defined]
+                return True
+    return False
 
 
 def owns_no_state(cls: ClassInfo, qualify: Callable[[cst.BaseExpression], str | None]) -> bool:
@@ -165,6 +193,10 @@ def _stateless_value(value: cst.BaseExpression, numbers: set[str], qualify: Call
         return True
     if isinstance(value, cst.Name):
         return value.value in numbers or value.value in ("True", "False")
+    if isinstance(value, cst.Attribute) and value.attr.value in ("shape", "ndim", "dtype"):
+        return True  # a tensor's sizes or dtype (TSM's `self.shape = input_tensor.size()`): the same on every device
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in SHAPE_ONLY_METHODS:
+        return True
     if isinstance(value, (cst.List, cst.Tuple)):
         # `self.variance = [0.1, 0.2]` (FaceBoxes' MultiBoxLoss): `Module.__setattr__` registers
         # no list, and one of plain data holds nothing `model.to()` would move.

@@ -23,7 +23,7 @@ import libcst as cst
 
 from devlint.analysis import facts as F
 from devlint.analysis.events import Conflict, CpuArgumentOnDevice, DiscardedMove, NumpyOnDevice, OutgoingCall, SplitReturn
-from devlint.analysis.class_facts import owns_no_state, wrapped_parameters
+from devlint.analysis.class_facts import owns_no_state, places_itself, wrapped_parameters
 from devlint.analysis.correlated import attribute_assignments, class_switches, repeated_switch, switch
 from devlint.analysis.facts import CPU, Kind, Origin, Place, PlaceKind, Value, conflicting
 from devlint.analysis.environment import Env
@@ -209,6 +209,7 @@ class Solver:
                 # never built would otherwise tell other files nothing of its state).
                 wrapped_parameters(info)
                 owns_no_state(info, self.names.qualify)
+                places_itself(info)
         self.program.unlink()
         events = self._events.values()
         self.analysis.conflicts = [e for e in events if isinstance(e, Conflict)]

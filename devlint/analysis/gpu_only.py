@@ -1,7 +1,10 @@
 """Is this file GPU-only by construction?
 
 Some code cannot run without a GPU whatever it is told: Triton kernels and
-their launchers, and multi-GPU scripts that start an NCCL process group
+their launchers, files importing NVIDIA's runtimes (TensorRT, Transformer
+Engine) at their top level, scripts whose every Lightning runner is built
+for CUDA (`L.Fabric(accelerator="cuda")`, which raises without it), and
+multi-GPU scripts that start an NCCL process group
 (NCCL has no CPU backend; a script meant to run anywhere chooses
 `"nccl" if torch.cuda.is_available() else "gloo"`), also when the file passes the
 backend through a name it can only set to "nccl" (`args.dist_backend = "nccl"`, a
@@ -18,11 +21,17 @@ from collections.abc import Collection, Iterable
 from devlint.analysis.guards import string_value
 from devlint.analysis.imported import NO_FACTS, ImportedFacts
 from devlint.analysis.only_string import OnlyString
-from devlint.names import ImportTable, imports_any
+from devlint.analysis.torchapi.frameworks import LIGHTNING_RUNNERS
+from devlint.names import ImportTable, dotted_name, imports_any
 from devlint.tree import descendants
 
 _PROCESS_GROUP = frozenset({"torch.distributed.init_process_group"})
 _GPU_ONLY_LIBRARIES = ("triton",)  # compiles kernels for GPUs only
+# NVIDIA's runtimes, which need an NVIDIA GPU to import or to run: a file that imports one at its
+# top level, outside `try:` and `if`, runs only where CUDA is (ChatTTS's Transformer Engine
+# model, F5-TTS's and ByteTrack's TensorRT runners). Often imported in one branch of a portable
+# file instead, where they say nothing of the rest of it.
+_NVIDIA_RUNTIMES = ("tensorrt", "tensorrt_llm", "torch2trt", "transformer_engine")
 
 
 def imports_gpu_only_library(targets: Iterable[str]) -> bool:
@@ -33,11 +42,13 @@ def gpu_only_by_construction(module: cst.Module, text: str, names: ImportTable, 
     """Also GPU-only: a file that imports, unconditionally, from a project file that is (the
     tests and benchmarks of a Triton kernel library), and one that calls a project function
     that starts NCCL on every run (analysis/nccl_start.py)."""
-    if imports_gpu_only_library(names.bindings.values()):
+    if imports_gpu_only_library(names.bindings.values()) or _imports_library_unconditionally(module, _NVIDIA_RUNTIMES):
         return True
     if imported.gpu_only and _imports_unconditionally(module, names, imported.gpu_only.keys()):
         return True
     if imported.nccl and _calls_an_nccl_starter(module, names, imported.nccl):
+        return True
+    if "accelerator" in text and _lightning_on_cuda_only(module, names):
         return True
     if "nccl" not in text:
         return False  # most files: no need to look at every call
@@ -56,6 +67,50 @@ def gpu_only_by_construction(module: cst.Module, text: str, names: ImportTable, 
             if values.holds_only(backend, node, "nccl"):
                 return True
     return False
+
+
+def requires_cuda(module: cst.Module, text: str, names: ImportTable, imported: ImportedFacts = NO_FACTS) -> bool:
+    """Every line of the file needs CUDA, not only a branch of it: it imports Triton (or a
+    project file that does) at its top level, outside `try:` and `if`, or builds Lightning
+    runners all for CUDA. A file that starts NCCL somewhere may take a CPU path elsewhere
+    (simpletransformers' models start it only for `local_rank != -1`)."""
+    if _imports_library_unconditionally(module, _GPU_ONLY_LIBRARIES + _NVIDIA_RUNTIMES):
+        return True
+    if imported.gpu_only and _imports_unconditionally(module, names, imported.gpu_only.keys()):
+        return True
+    return "accelerator" in text and _lightning_on_cuda_only(module, names)
+
+
+def _imports_library_unconditionally(module: cst.Module, libraries: tuple[str, ...]) -> bool:
+    """A top-level `import triton...` or `from triton... import ...` (not under `try:` or `if`)."""
+    for stmt in module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.Import):
+                modules = [dotted_name(alias.name) or "" for alias in small.names]
+            elif isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
+                modules = [dotted_name(small.module) or ""]
+            else:
+                continue
+            if any(m.split(".", 1)[0] in libraries for m in modules):
+                return True
+    return False
+
+
+def _lightning_on_cuda_only(module: cst.Module, names: ImportTable) -> bool:
+    """The file builds a Lightning Fabric or Trainer, and every one it builds names
+    `accelerator="cuda"` (lit-llama's fine-tuning scripts). One built for another accelerator,
+    or for one a variable holds, may run without CUDA."""
+    built = False
+    for node in descendants(module):
+        if type(node) is not cst.Call or names.qualify(node.func) not in LIGHTNING_RUNNERS:  # type: ignore[attr-defined]
+            continue
+        accelerator = next((arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == "accelerator"), None)  # type: ignore[attr-defined]
+        if accelerator is None or string_value(accelerator) != "cuda":
+            return False
+        built = True
+    return built
 
 
 def _calls_an_nccl_starter(module: cst.Module, names: ImportTable, starters: dict[str, tuple[str, int]]) -> bool:

@@ -21,6 +21,7 @@ class ImportedClass:
     where: str  # "models/base.py:12"
     wraps: tuple[int, ...] = ()  # positions of constructor arguments it keeps as a model it calls
     scatters: str = ""  # the DataParallel (or kin) it derives from: it copies its inputs onto its devices
+    places_itself: bool = False  # its constructor moves itself or its state: not on the CPU when built
 
 
 @dataclass(frozen=True)
@@ -64,9 +65,15 @@ class ImportedFacts:
     # Functions of other files answering "is this a multi-process job" with torch.distributed's
     # answer only (analysis/distributed_checks.py): the question, by qualified name.
     distributed: dict[str, str] = field(default_factory=dict)
+    # The devices the tensors of the project's own checkpoint files were saved on, by the literal
+    # path the file loads them by (project/saved_tensors.py): `("cpu",)` loads anywhere.
+    saved: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
-        return bool(self.classes or self.functions or self.variables or self.gpu_only or self.nccl or self.state_writers or self.callers or self.distributed)
+        return bool(
+            self.classes or self.functions or self.variables or self.gpu_only or self.nccl or self.state_writers or self.callers or self.distributed
+            or self.saved
+        )
 
     def digest(self) -> str:
         """Changes exactly when what the file sees of the project changes (the cache's key)."""

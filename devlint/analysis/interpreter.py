@@ -32,7 +32,7 @@ from devlint.analysis.shapes import holds_nothing, number_parameter, size_source
 from devlint.analysis.torch_calls import converts_dtype_only, default_type_place, device_place
 from devlint.analysis.torchapi import AVAILABILITY_CALLS, CPU_ONLY_METHODS, DATA_FACTORIES, MODULE_METHODS_RETURNING_SELF, REGISTERED_STATE_CLASSES, TENSOR_ATTRIBUTES, TENSOR_METHODS
 from devlint.analysis.torchapi.frameworks import IN_PLACE_BATCH_LIBRARIES
-from devlint.analysis.usage import dataclass_fields, declared_value, tensor_parameters, unshown_in_exits
+from devlint.analysis.usage import dataclass_fields, declared_container, declared_value, tensor_parameters, unshown_in_exits
 from devlint.names import dotted_name, imports_any, is_none
 from devlint.tree import child_nodes, descendants
 
@@ -198,6 +198,14 @@ class FunctionRun:
         if is_loader_name(name, self.solver.settings):
             return Value(Kind.LOADER, elem=batch_value(self, name, param))
         if forward:
+            annotation = param.annotation.annotation if param.annotation is not None else None
+            if annotation is not None and declared_value(annotation, self.solver.names, INPUT_DEVICE) is None:
+                # A container the annotation declares no tensors in (`ref_dict: Optional[dict]`,
+                # chatterbox's S3Gen) holds what the caller put there, and writing an entry into
+                # it meets no device.
+                container = declared_container(annotation, self.solver.names)
+                if container is not None:
+                    return container
             # Working code calls a module with inputs on the module's device.
             return Value(Kind.TENSOR, INPUT_DEVICE, in_module=cls.name)  # type: ignore[union-attr]
         place = Place(PlaceKind.FOLLOWS, name)
@@ -662,7 +670,8 @@ class FunctionRun:
             return self.exec_stmt(orelse) if isinstance(orelse, cst.If) else self.exec_block(_suite(orelse.body))
         narrowed = not_tensors(self, stmt.test) | self._unshown_here(stmt)
         excluded = not_tensors_unless(self, stmt.test)
-        passed, passed_else = passed_where(self, stmt.test, True), passed_where(self, stmt.test, False)
+        passed = passed_where(self, stmt.test, True) | self._placed_where(stmt.test, True)
+        passed_else = passed_where(self, stmt.test, False) | self._placed_where(stmt.test, False)
         tested = cuda_tested(stmt.test)
         if tested is not None and orelse is None and not (cpu_in_body or narrowed):
             return self._exec_cuda_test(stmt, tested)
@@ -688,6 +697,27 @@ class FunctionRun:
         if orelse is not None:
             branches.append(orelse.body)
         return self._branches(branches, fallthrough=orelse is None)
+
+    def _placed_where(self, test: cst.BaseExpression, holds: bool) -> dict[str, Value]:
+        """`x.device == d` where it holds, `x.device != d` where it does not: there `x` is on `d`
+        (chatterbox's `if ref_wav.device != device: ref_wav = ref_wav.to(device)` leaves it on
+        `device` on both paths)."""
+        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+            return {}
+        operator, right = test.comparisons[0].operator, test.comparisons[0].comparator
+        if not isinstance(operator, (cst.Equal, cst.NotEqual)) or isinstance(operator, cst.NotEqual) == holds:
+            return {}
+        left = test.left
+        if not (isinstance(left, cst.Attribute) and left.attr.value == "device"):
+            return {}
+        name = dotted_name(left.value)
+        held = self.lookup(name) if name is not None else None
+        if held is None or held.kind not in (Kind.TENSOR, Kind.UNKNOWN) or held.kind is Kind.UNKNOWN and not held.place.known:
+            return {}
+        place = device_place(self, right)
+        if not place.known:
+            return {}
+        return {name: replace(held, kind=Kind.TENSOR, place=place, origin=Origin(test, f"on `{self.source(right)}` (tested)"), cpu_path=None)}  # type: ignore[dict-item]
 
     def _availability_test(self, test: cst.BaseExpression) -> bool | None:
         """`torch.cuda.is_available()` (True: its body runs where the accelerator is) or

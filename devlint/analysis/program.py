@@ -41,6 +41,7 @@ class ClassInfo:
     module_evidence: bool | None = None  # uses members only an nn.Module has; found on first ask
     registered: Mapping[str, bool] | None = None  # attributes registered as state in any method; found on first ask
     wrapped: tuple[int, ...] | None = None  # positions of `__init__` parameters kept as called attributes; found on first ask
+    placed: bool | None = None  # `__init__` moves the module or its state itself; found on first ask
     init_fields: "dict[str, Value] | None" = None  # a dataclass's tensor fields, as its `__init__` gets them; found on first ask
     names: ImportTable | None = None
     facts: StatementFacts | None = None  # the document's, for facts about the class's own code

@@ -34,6 +34,7 @@ class ClassFacts:
     stateless: bool  # a Module owning no state
     line: int
     wraps: tuple[int, ...] = ()  # positions of constructor arguments it keeps as a model it calls
+    places_itself: bool = False  # its constructor moves itself or its state (`self.model.cuda()`)
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,8 @@ class ModuleSummary:
     asks_callers: tuple[str, ...] = ()
     # Functions answering "is this a multi-process job" with torch.distributed's answer only.
     distributed_checks: dict[str, str] = field(default_factory=dict)
+    # The literal paths its loads without `map_location` read (the project index looks at the files).
+    literal_loads: tuple[str, ...] = ()
 
     def digest(self) -> str:
         return hashlib.blake2b(json.dumps(asdict(self), sort_keys=True).encode(), digest_size=16).hexdigest()
@@ -91,7 +94,7 @@ class ModuleSummary:
     def from_json(cls, data: dict) -> "ModuleSummary":
         return cls(
             data["path"],
-            {name: ClassFacts(tuple(c["bases"]), c["module"], c["dataset"], c["stateless"], c["line"], tuple(c.get("wraps", ()))) for name, c in data["classes"].items()},
+            {name: ClassFacts(tuple(c["bases"]), c["module"], c["dataset"], c["stateless"], c["line"], tuple(c.get("wraps", ())), c.get("places_itself", False)) for name, c in data["classes"].items()},
             {name: FunctionFacts(tuple(f["params"]), PlaceFact(**f["returns"]), f["line"]) for name, f in data["functions"].items()},
             {name: PlaceFact(**v) for name, v in data["variables"].items()},
             dict(data["imports"]),
@@ -105,6 +108,7 @@ class ModuleSummary:
             tuple(CallSite.from_json(c) for c in data.get("calls_out", ())),
             tuple(data.get("asks_callers", ())),
             dict(data.get("distributed_checks", {})),
+            tuple(data.get("literal_loads", ())),
         )
 
 
@@ -120,7 +124,7 @@ def star_sources(imports: dict[str, str]) -> list[str]:
 
 def summarise(
     path: str,
-    classes: list[tuple[str, tuple[str, ...], bool, bool, bool, tuple[int, ...]]],
+    classes: list[tuple[str, tuple[str, ...], bool, bool, bool, tuple[int, ...], bool]],
     returns: dict[str, tuple[tuple[str, ...], Value]],
     variables: dict[str, Value],
     imports: dict[str, str],
@@ -129,16 +133,17 @@ def summarise(
     calls_out: tuple[CallSite, ...] = (),
     asks_callers: tuple[str, ...] = (),
     asks_distributed: bool = False,
+    literal_loads: tuple[str, ...] = (),
 ) -> ModuleSummary:
     """The summary of a file the device analysis has run on; `classes` are (name, bases, module,
-    dataset, stateless, wrapped constructor arguments), the first class of each name."""
+    dataset, stateless, wrapped constructor arguments, places itself), the first class of each name."""
     lines = _definition_lines(tree)
     starts, calls = nccl_facts(tree, imports)
     return ModuleSummary(
         path,
         {
-            name: ClassFacts(bases, module, dataset, stateless, lines.get(name, 0), wraps)
-            for name, bases, module, dataset, stateless, wraps in classes
+            name: ClassFacts(bases, module, dataset, stateless, lines.get(name, 0), wraps, placed)
+            for name, bases, module, dataset, stateless, wraps, placed in classes
         },
         {
             name: FunctionFacts(params, PlaceFact.of(value), lines.get(name, 0))
@@ -153,6 +158,7 @@ def summarise(
         calls_out,
         asks_callers,
         distributed_checks(tree, imports) if asks_distributed else {},
+        literal_loads,
     )
 
 

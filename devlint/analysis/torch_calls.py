@@ -219,6 +219,8 @@ def _construct_imported(run: Evaluation, node: cst.Call, qualified: str, cls: Im
         return Value(Kind.MODULE, F.NOWHERE, cls=leaf, stateless=True)
     if may_pass_device(run, node, args) or any(maybe_moved_module(value) for _, value in args) or wraps_what_it_is_given(cls.wraps, node, args):
         return Value(Kind.MODULE, cls=leaf)
+    if cls.places_itself:
+        return Value(Kind.MODULE, cls=leaf)  # where its constructor moved it
     if run.default_place != CPU:
         return Value(Kind.MODULE, run.default_place, run.origin(node, f"built by `{leaf}(...)`"), cls=leaf)
     return Value(Kind.MODULE, CPU, run.origin(node, f"built by `{leaf}(...)` ({cls.where}) on the CPU"), cls=leaf)
@@ -650,7 +652,8 @@ def move(run: Evaluation, node: cst.Call, method: str, receiver: Value) -> Value
     elif method == "type":
         if not args:
             # `x.type()`: the type's name, which names `x`'s device too ("torch.cuda.FloatTensor").
-            return Value(Kind.SCALAR, receiver.place, scalar=True) if receiver.kind is Kind.TENSOR else F.SCALAR
+            # A module's `.type()` takes a type: without one, the receiver is a tensor.
+            return Value(Kind.SCALAR, receiver.place, scalar=True) if receiver.kind in (Kind.TENSOR, Kind.UNKNOWN) else F.SCALAR
         place, what = _type_target(run, args[0], receiver), "converted by `.type()`"
         if place == receiver.place and receiver.origin is not None:
             return receiver
@@ -691,6 +694,8 @@ def _type_target(run: Evaluation, arg: tuple[cst.CSTNode, Value], receiver: Valu
         return Place(PlaceKind.ACCEL, "cuda") if text.startswith("torch.cuda.") else CPU
     if value.kind is Kind.SCALAR and value.place.kind is not PlaceKind.UNKNOWN:
         return value.place  # `x.type(y.type())`, directly or through a parameter: `y`'s type name
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "type" and not expr.args:
+        return F.UNKNOWN_PLACE  # the type name of a tensor placed nowhere known: names its device too (SadTalker)
     if value.kind is Kind.SCALAR or isinstance(expr, cst.Attribute) and expr.attr.value == "dtype":
         return receiver.place  # a dtype (`y.dtype`)
     return F.UNKNOWN_PLACE
@@ -717,7 +722,27 @@ def converts_dtype_only(run: Evaluation, node: cst.Call) -> bool:
     first = positional[0]
     if isinstance(first, cst.Attribute) and first.attr.value == "dtype":
         return True
-    return isinstance(first, (cst.Name, cst.Attribute)) and run.qualify(first) in DTYPES
+    return isinstance(first, (cst.Name, cst.Attribute)) and run.qualify(first) in DTYPES or _dtype_parameter(run, first)
+
+
+def _dtype_parameter(run: Evaluation, expr: cst.BaseExpression) -> bool:
+    """A parameter of the function that defaults to a dtype or is annotated as one
+    (lit-llama's `def get_weight(self, dtype=torch.float)`), still holding what the caller
+    passed: `Tensor.to(dtype)` converts, and keeps the device."""
+    func = run.func
+    if func is None or not isinstance(expr, cst.Name):
+        return False
+    held = run.lookup(expr.value)
+    if held is not None and held.kind in (Kind.DEVICE, Kind.TENSOR, Kind.TENSOR_TYPE):
+        return False  # rebound to a device (`dtype = x.device`), or a tensor's place to follow
+    for param in func.params:
+        if param.name.value != expr.value:
+            continue
+        if param.default is not None and isinstance(param.default, (cst.Name, cst.Attribute)) and run.qualify(param.default) in DTYPES:
+            return True
+        annotation = param.annotation.annotation if param.annotation is not None else None
+        return isinstance(annotation, (cst.Name, cst.Attribute)) and run.qualify(annotation) == "torch.dtype"
+    return False
 
 
 def _to_target(run: Evaluation, node: cst.Call, args: Arguments, receiver: Value) -> Place:
@@ -730,7 +755,7 @@ def _to_target(run: Evaluation, node: cst.Call, args: Arguments, receiver: Value
     expr, value = positional[0]
     if value.kind in (Kind.DEVICE, Kind.TENSOR):
         return value.place
-    if isinstance(expr, (cst.Name, cst.Attribute)) and run.qualify(expr) in DTYPES | MEMORY_FORMATS:
+    if isinstance(expr, (cst.Name, cst.Attribute)) and run.qualify(expr) in DTYPES | MEMORY_FORMATS or _dtype_parameter(run, expr):
         return receiver.place
     text = dotted_name(expr) if isinstance(expr, cst.BaseExpression) else None
     if text is not None and is_device_name(text.rsplit(".", 1)[-1], run.solver.settings):

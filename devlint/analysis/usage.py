@@ -317,6 +317,29 @@ def declared_value(annotation: cst.BaseExpression, names: ImportTable, place: Pl
     return None
 
 
+def declared_container(annotation: cst.BaseExpression, names: ImportTable) -> Value | None:
+    """A container of what the annotation does not say: `dict`, `Optional[dict]`, `List`,
+    `Mapping[str, Any]`. Indexing it, or writing into it, reads or stores an entry; it is no
+    tensor. None for anything else."""
+    if isinstance(annotation, cst.SimpleString):
+        try:
+            annotation = cst.parse_expression(annotation.value.strip("'\""))
+        except cst.ParserSyntaxError:
+            return None
+    optional = _optional_of(annotation, names)
+    if optional is not None:
+        return declared_container(optional, names)
+    generic_node = annotation.value if isinstance(annotation, cst.Subscript) else annotation
+    if not isinstance(generic_node, (cst.Name, cst.Attribute)):
+        return None
+    generic = names.qualify(generic_node) or _builtin(generic_node, names)
+    if generic in _MAPPINGS:
+        return Value(Kind.SEQ, mapping=True)
+    if generic in _SEQUENCES or generic in _TUPLES:
+        return Value(Kind.SEQ)
+    return None
+
+
 def _optional_of(annotation: cst.BaseExpression, names: ImportTable) -> cst.BaseExpression | None:
     """`X` of `Optional[X]`, `Union[X, None]`, `X | None`."""
     if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):

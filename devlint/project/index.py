@@ -26,6 +26,7 @@ from devlint.analysis.torchapi import is_torch_module_class, scattering_base
 from devlint.analysis.torchapi.frameworks import DATASET_BASES, MODULE_BASES
 from devlint.discovery import never_walked
 from devlint.project.layout import import_roots, marked_root, module_file, project_root, real
+from devlint.project.saved_tensors import saved_locations
 
 _MAX_HOPS = 8  # re-exports followed through `__init__.py` files, and base classes
 
@@ -57,6 +58,8 @@ class ProjectIndex:
             facts.state_writers = self.state_writers(path)
         if summary.asks_callers:
             facts.callers = self.callers_of(path, summary.asks_callers)
+        if summary.literal_loads:
+            facts.saved = self.saved_checkpoints(path, summary.literal_loads)
         return facts
 
     def _imported_facts(self, path: Path, bindings: dict[str, str]) -> ImportedFacts:
@@ -105,6 +108,29 @@ class ProjectIndex:
                         found.append(summary.path)
             self._writers[root] = tuple(sorted(found))
         return self._writers[root]
+
+    def saved_checkpoints(self, path: Path, literals: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+        """Where the tensors of each checkpoint the file loads by a literal path were saved, for
+        the paths that name a checkpoint file of the project. A relative path is read from the
+        folder the script runs in, which the code does not say: the file's own folder, or one
+        above it up to the project's root; the first that holds the file is taken."""
+        folder = real(path).parent
+        top = marked_root(folder) or folder
+        found = {}
+        for literal in literals:
+            candidate = Path(literal)
+            if candidate.is_absolute():
+                continue  # a path on the author's machine, not the project's file
+            place: Path | None = folder
+            while place is not None:
+                target = place / candidate
+                if target.is_file():
+                    locations = saved_locations(target)
+                    if locations is not None:
+                        found[literal] = locations
+                    break
+                place = place.parent if place != top and place.parent != place else None
+        return found
 
     def callers_of(self, path: Path, names: tuple[str, ...]) -> dict[str, tuple[Caller, ...]]:
         """The calls of `path`'s functions `names` that the project's other files make, passing
@@ -207,7 +233,7 @@ class ProjectIndex:
             dataset = cls.dataset or any(base in DATASET_BASES for base in cls.bases)
             if module or dataset:
                 facts.classes[qualified] = ImportedClass(
-                    module, dataset, cls.stateless, f"{summary.path}:{cls.line}", cls.wraps, scattering_base(cls.bases)
+                    module, dataset, cls.stateless, f"{summary.path}:{cls.line}", cls.wraps, scattering_base(cls.bases), cls.places_itself
                 )
             return
         function = summary.functions.get(name)
@@ -294,7 +320,7 @@ def significant(facts: ImportedFacts) -> bool:
     device variables, and helpers that return something on a known device or a module do, and
     so do helpers whose result follows an argument: `y = adjust(x)` is on `x`'s device, where
     the file alone knows nothing of `y`."""
-    if facts.classes or facts.variables or facts.gpu_only or facts.nccl or facts.state_writers or facts.callers or facts.distributed:
+    if facts.classes or facts.variables or facts.gpu_only or facts.nccl or facts.state_writers or facts.callers or facts.distributed or facts.saved:
         return True
     return any(
         f.returns.known or f.returns.kind == "module" or f.returns.place == "follows" and f.returns.name in f.params

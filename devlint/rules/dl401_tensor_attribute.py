@@ -23,7 +23,7 @@ from devlint.analysis.module_state import (
 )
 from devlint.analysis.dimensions import one_dimensional
 from devlint.analysis.shapes import holds_nothing
-from devlint.analysis.torchapi import DTYPES, NON_TENSOR_METHODS, SHAPE_ONLY_METHODS, is_torch_module_class
+from devlint.analysis.torchapi import DTYPES, LIKE_FACTORIES, NON_TENSOR_METHODS, SHAPE_ONLY_METHODS, is_torch_module_class
 from devlint.analysis.torchapi.frameworks import MODULE_BASES
 from devlint.finding import Edit, Fix
 from devlint.fixes import outer_span, replace_node, source_of
@@ -131,7 +131,9 @@ class TensorAttribute(Rule):
             return
         name = assignment.attr or "name"
         # Created on a chosen device (`.cuda()`, `device=...`), it stays there when the model moves elsewhere.
-        where = "where it was created" if _placed(assignment.value, {}, set()) else "on the CPU"
+        # `torch.zeros_like(self.weight)` is where that tensor is: not necessarily the CPU.
+        like = isinstance(assignment.value, cst.Call) and (dotted_name(assignment.value.func) or "").rsplit(".", 1)[-1] in _LIKE
+        where = "where it was created" if like or _placed(assignment.value, {}, set()) else "on the CPU"
         message = (
             f"`{target}` keeps a tensor as a plain attribute of `{node.name.value}`: `model.to(device)` moves only "
             f"parameters, buffers and submodules, so it stays {where}; use "
@@ -359,8 +361,11 @@ def _moved_by_hand(node: cst.ClassDef, constructors: Collection[cst.FunctionDef]
     """
     moved: set[str] = set()
     # A move while the module is built (`self.fb = self.fb.to(device)` in `__init__`, as
-    # auraloss did) comes before `model.to()`, which then leaves the attribute behind.
-    building = {id(method) for method in constructors}
+    # auraloss did) comes before `model.to()`, which then leaves the attribute behind. A helper
+    # `__init__` calls that `forward` calls too runs after the move as well (ESPnet's
+    # `extend_pe(x)`, which re-places `self.pe` on `x.device`, copied into chatterbox).
+    later = _called_outside(node, constructors)
+    building = {id(method) for method in constructors if method.name.value not in later}
     # Only a move that rebinds the attribute places it: `w = self.w.to(x.device)` leaves
     # `self.w` behind for the reads elsewhere (mmaction2's class weights, moved in one
     # branch and multiplied unmoved in another); those reads are judged one by one.
@@ -373,6 +378,19 @@ def _moved_by_hand(node: cst.ClassDef, constructors: Collection[cst.FunctionDef]
         elif type(child) is cst.FunctionDef and child not in constructors:
             moved.update(_rebuilt_placed(child))
     return frozenset(moved)
+
+
+def _called_outside(node: cst.ClassDef, constructors: Collection[cst.FunctionDef]) -> frozenset[str]:
+    """The methods called on `self` by the class's methods that do not build it."""
+    called: set[str] = set()
+    for method in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
+        if not isinstance(method, cst.FunctionDef) or method in constructors or not method.params.params:
+            continue
+        this = method.params.params[0].name.value
+        for child in descendants(method.body):
+            if type(child) is cst.Call and type(child.func) is cst.Attribute and dotted_name(child.func.value) == this:  # type: ignore[attr-defined]
+                called.add(child.func.attr.value)  # type: ignore[attr-defined]
+    return frozenset(called)
 
 
 def _applied(module: cst.Module) -> frozenset[str]:
@@ -608,3 +626,4 @@ def _moves_device(call: cst.Call) -> bool:
 _DTYPE_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in DTYPES)
 
 _MOVES = frozenset({"to", "cuda", "type_as", "type"})
+_LIKE = frozenset(name.rsplit(".", 1)[-1] for name in LIKE_FACTORIES) | {"new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"}

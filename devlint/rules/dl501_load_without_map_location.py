@@ -72,7 +72,10 @@ class LoadWithoutMapLocation(Rule):
     scheduler's state holds numbers only and is not reported either, nor is a torch2trt
     `TRTModule`'s (the serialized engine, which needs an NVIDIA GPU to load anyway), nor is
     module state restored in a project whose own
-    `torch.save` writes module state copied to the CPU (analysis/checkpoints.py).
+    `torch.save` writes module state copied to the CPU (analysis/checkpoints.py). Nor is a load
+    in a file no line of which runs without CUDA (one importing Triton at its top level, one
+    whose Lightning runners are all built with `accelerator="cuda"`): a GPU checkpoint loads
+    there. A file that starts NCCL in a branch may load on the CPU in another.
     """
 
     code = "DL501"
@@ -81,6 +84,9 @@ class LoadWithoutMapLocation(Rule):
     needles = ("load",)
     # Unsafe: the tensors then load where map_location says, not where they were saved.
     fix = "unsafe"
+    # A file no line of which runs without CUDA (analysis/gpu_only.py's `requires_cuda`: not one
+    # that only starts NCCL in a branch) loads a GPU checkpoint wherever it runs.
+    silent_on_gpu_only = True
 
     def __init__(self, ctx) -> None:  # noqa: ANN001
         super().__init__(ctx)
@@ -346,7 +352,15 @@ class LoadWithoutMapLocation(Rule):
         unit = self._units[0] if self._units else None
         self._pending.append((node, scope, self._text(path) if path is not None else None, path is not None and self._is_local(path), function, within, unit))
 
+    def _saved_on(self, load: cst.Call) -> tuple[str, ...] | None:
+        """Where the tensors of the project's file that `load` reads by a literal path were saved
+        (project/saved_tensors.py); None where no such file was read."""
+        literal = _literal_path(load)
+        return self.ctx.imported.saved.get(literal) if literal is not None else None
+
     def leave_Module(self, original_node: cst.Module) -> None:
+        if self._pending and self.exempt_as_gpu_only and self.ctx.requires_cuda:
+            return  # no line of the file runs without CUDA: a GPU checkpoint loads wherever it does
         anywhere = {text for _, text in self._saved}
         # The project's weights are CPU tensors where its own writer copies them there.
         cpu_weights = bool(self.ctx.imported.state_writers) or bool(self._pending) and writes_cpu_state(self.ctx.module, self.ctx.names.qualify, self.ctx.text)
@@ -366,16 +380,26 @@ class LoadWithoutMapLocation(Rule):
                 continue
             if read_as_cpu_format(node, function):
                 continue  # BasicSR's format (`params_ema`): saved from CPU copies, wherever it was trained
-            if not self.ctx.settings.strict and read_only_as_data(node, function, self.ctx.names.qualify):
+            saved = self._saved_on(node)
+            if saved is not None and all(location == "cpu" for location in saved):
+                continue  # the project's own file, its tensors saved on the CPU: it loads anywhere
+            if saved is None and not self.ctx.settings.strict and read_only_as_data(node, function, self.ctx.names.qualify):
                 continue  # numbers read here (logs, statistics, a converter's input): whatever wrote them
             call = self.ctx.module.code_for_node(node.func)
+            held = f" (this file's tensors were saved on `{next(l for l in saved if l != 'cpu')}`)" if saved else ""
             self.report(
                 node,
-                f"`{call}(...)` without `map_location`: a checkpoint saved on a GPU fails to load on a machine without one; "
+                f"`{call}(...)` without `map_location`: a checkpoint saved on a GPU fails to load on a machine without one{held}; "
                 "pass `map_location=device` (or `map_location=\"cpu\"`)",
                 add_map_location(self.ctx, node),
                 within=within,
             )
+
+
+def _literal_path(load: cst.Call) -> str | None:
+    first = load.args[0].value if load.args and load.args[0].keyword is None else None
+    value = first.evaluated_value if isinstance(first, cst.SimpleString) else None
+    return value if isinstance(value, str) else None
 
 
 def _names_used(node: cst.CSTNode) -> set[str]:

@@ -132,3 +132,20 @@ GPU_TEST_DECORATORS = frozenset(
 # Libraries whose tensors share torch's members (`.numpy()`, `.device`, `.ndim`): in a file that
 # imports one, those members do not show a torch tensor.
 OTHER_TENSOR_LIBRARIES = ("tensorflow",)
+
+# Lightning's runners: built with `accelerator="cuda"` they raise on a machine without CUDA
+# (`"gpu"` also takes Apple's MPS, and is no CUDA-only set-up). Keyword-only since Lightning 2.
+LIGHTNING_RUNNERS = frozenset(
+    {
+        "lightning.Fabric",
+        "lightning.fabric.Fabric",
+        "lightning.fabric.fabric.Fabric",
+        "lightning_fabric.Fabric",
+        "lightning.Trainer",
+        "lightning.pytorch.Trainer",
+        "lightning.pytorch.trainer.trainer.Trainer",
+        "pytorch_lightning.Trainer",
+        "pytorch_lightning.trainer.trainer.Trainer",
+    }
+)
+

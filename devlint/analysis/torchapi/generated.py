@@ -4653,6 +4653,7 @@ MODULE_METHODS_RETURNING_SELF = frozenset({
     'mtia',
     'requires_grad_',
     'share_memory',
+    'to',
     'to_empty',
     'train',
     'type',
