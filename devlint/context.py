@@ -147,7 +147,7 @@ class FileContext:
         built for CUDA): stronger than `gpu_only`, which a branch starting NCCL also makes."""
         from devlint.analysis.gpu_only import requires_cuda
 
-        return self.gpu_only and requires_cuda(self.module, self.text, self.names, self.imported)
+        return self.gpu_only and requires_cuda(self.module, self.text, self.names)
 
     @cached_property
     def guards(self) -> "AcceleratorGuards":

@@ -69,14 +69,13 @@ def gpu_only_by_construction(module: cst.Module, text: str, names: ImportTable, 
     return False
 
 
-def requires_cuda(module: cst.Module, text: str, names: ImportTable, imported: ImportedFacts = NO_FACTS) -> bool:
-    """Every line of the file needs CUDA, not only a branch of it: it imports Triton (or a
-    project file that does) at its top level, outside `try:` and `if`, or builds Lightning
-    runners all for CUDA. A file that starts NCCL somewhere may take a CPU path elsewhere
-    (simpletransformers' models start it only for `local_rank != -1`)."""
+def requires_cuda(module: cst.Module, text: str, names: ImportTable) -> bool:
+    """Every line of the file needs CUDA, not only a branch of it: it imports Triton or one
+    of NVIDIA's runtimes at its top level, outside `try:` and `if`, or builds Lightning runners
+    all for CUDA. A file that starts NCCL somewhere may take a CPU path elsewhere
+    (simpletransformers' models start it only for `local_rank != -1`), and a project file
+    that imports Triton may do so under `try:` (lit-llama's quantization kernels)."""
     if _imports_library_unconditionally(module, _GPU_ONLY_LIBRARIES + _NVIDIA_RUNTIMES):
-        return True
-    if imported.gpu_only and _imports_unconditionally(module, names, imported.gpu_only.keys()):
         return True
     return "accelerator" in text and _lightning_on_cuda_only(module, names)
 

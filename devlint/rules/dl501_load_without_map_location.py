@@ -73,9 +73,9 @@ class LoadWithoutMapLocation(Rule):
     `TRTModule`'s (the serialized engine, which needs an NVIDIA GPU to load anyway), nor is
     module state restored in a project whose own
     `torch.save` writes module state copied to the CPU (analysis/checkpoints.py). Nor is a load
-    in a file no line of which runs without CUDA (one importing Triton at its top level, one
-    whose Lightning runners are all built with `accelerator="cuda"`): a GPU checkpoint loads
-    there. A file that starts NCCL in a branch may load on the CPU in another.
+    in a file no line of which runs without CUDA (one importing Triton or an NVIDIA runtime at
+    its top level, one whose Lightning runners are all built with `accelerator="cuda"`): a GPU
+    checkpoint loads there. A file that starts NCCL in a branch may load on the CPU in another.
     """
 
     code = "DL501"
