@@ -305,7 +305,8 @@ def test_a_tensor_tested_for_its_device_and_moved_if_elsewhere_is_on_that_device
 def test_writing_into_a_forward_input_annotated_as_a_plain_container_meets_no_device() -> None:
     # chatterbox's S3Gen.inference(..., ref_dict: Optional[dict] = None) turns numpy entries into
     # tensors in place. An input no annotation declares a container stays a tensor on the
-    # module's device, which a CPU tensor written into meets.
+    # module's device, which a CPU tensor written into meets; what a container input holds is
+    # input, on the module's device.
     source = """
     from typing import Optional
 
@@ -328,8 +329,13 @@ def test_writing_into_a_forward_input_annotated_as_a_plain_container_meets_no_de
                 if isinstance(ref_dict[key], np.ndarray):
                     ref_dict[key] = torch.from_numpy(ref_dict[key])
             return tokens
+
+
+    class Head(nn.Module):
+        def forward(self, batch: dict):
+            return batch["img"] + torch.zeros(3, 3)
     """
-    assert findings(source) == [("DL303", 20, 33)]
+    assert findings(source) == [("DL303", 20, 33), ("DL303", 26, 31)]
 
 
 def test_the_same_factory_outside_a_module_is_dl301() -> None:

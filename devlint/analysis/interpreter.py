@@ -200,12 +200,12 @@ class FunctionRun:
         if forward:
             annotation = param.annotation.annotation if param.annotation is not None else None
             if annotation is not None and declared_value(annotation, self.solver.names, INPUT_DEVICE) is None:
-                # A container the annotation declares no tensors in (`ref_dict: Optional[dict]`,
-                # chatterbox's S3Gen) holds what the caller put there, and writing an entry into
-                # it meets no device.
+                # A container the annotation says no more of (`ref_dict: Optional[dict]`,
+                # chatterbox's S3Gen): writing an entry into it meets no device, and what it
+                # holds is input, on the module's device as the other inputs are.
                 container = declared_container(annotation, self.solver.names)
                 if container is not None:
-                    return container
+                    return replace(container, elem=Value(Kind.TENSOR, INPUT_DEVICE, in_module=cls.name))  # type: ignore[union-attr]
             # Working code calls a module with inputs on the module's device.
             return Value(Kind.TENSOR, INPUT_DEVICE, in_module=cls.name)  # type: ignore[union-attr]
         place = Place(PlaceKind.FOLLOWS, name)
