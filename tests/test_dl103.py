@@ -115,6 +115,7 @@ def test_a_file_importing_an_nvidia_runtime_at_its_top_level_is_gpu_only() -> No
     """
     settings = Settings(select=("DL101", "DL103"))
     assert positions(top, settings) == []
+    assert positions(top.replace("transformer_engine as te", "tinycudann as tcnn"), settings) == []
     assert positions(branch, settings) == [("DL103", 7, 5), ("DL101", 8, 12)]
 
 

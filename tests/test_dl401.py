@@ -616,6 +616,30 @@ def test_an_update_or_a_dtype_conversion_is_no_rebuild_on_the_device() -> None:
     ) == [8, 9]
 
 
+def test_an_attribute_looped_over_through_zip_is_read_item_by_item() -> None:
+    # threestudio's ProgressiveBandFrequency: `for freq, mask in zip(self.freq_bands, self.mask)`
+    # reads 0-dim items of a 1-D table, which meet a tensor on any device; a table read whole
+    # beside it stays reported.
+    source = """
+    import torch
+    import torch.nn as nn
+
+    class Bands(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.freq_bands = 2 ** torch.linspace(0, n - 1, n)
+            self.weights = torch.linspace(0, 1, n)
+            self.funcs = [torch.sin, torch.cos]
+
+        def forward(self, x):
+            out = []
+            for i, freq in enumerate(zip(self.freq_bands, reversed(self.weights))):
+                out += [f(freq[0] * x) * freq[1] for f in self.funcs]
+            return torch.cat(out, -1) * self.weights.sum()
+    """
+    assert lines(source) == [9]
+
+
 def test_a_like_factory_is_where_its_argument_is_not_on_the_cpu() -> None:
     # insightface's PartialFC (vendored by SadTalker): the momentum is `torch.zeros_like` of a
     # weight made on the process's GPU; the message says where it stays, not "the CPU".

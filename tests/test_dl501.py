@@ -329,6 +329,23 @@ def test_a_tensorrt_engines_state_holds_no_tensors() -> None:
     assert found == [("DL501", 9, 27)]
 
 
+def test_a_load_converted_to_numpy_at_once_holds_cpu_tensors() -> None:
+    # LLaMA-Adapter's `show_point_cloud`: `torch.load(f).numpy()` works for a CPU tensor only, on
+    # every machine. A load moved first stays reported.
+    found = positions(
+        """
+        import torch
+
+        def points(path):
+            return torch.load(path).numpy()
+
+        def points_moved(path):
+            return torch.load(path).cpu().numpy()
+        """
+    )
+    assert found == [("DL501", 7, 12)]
+
+
 def test_a_file_that_starts_nccl_in_one_branch_may_load_on_the_cpu_in_another() -> None:
     # simpletransformers' LanguageModelingModel starts NCCL only for `local_rank != -1`, and a
     # real fix added `map_location` to its load; a file importing Triton at its top level runs

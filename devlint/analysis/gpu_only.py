@@ -29,9 +29,9 @@ _PROCESS_GROUP = frozenset({"torch.distributed.init_process_group"})
 _GPU_ONLY_LIBRARIES = ("triton",)  # compiles kernels for GPUs only
 # NVIDIA's runtimes, which need an NVIDIA GPU to import or to run: a file that imports one at its
 # top level, outside `try:` and `if`, runs only where CUDA is (ChatTTS's Transformer Engine
-# model, F5-TTS's and ByteTrack's TensorRT runners). Often imported in one branch of a portable
+# model, F5-TTS's and ByteTrack's TensorRT runners, threestudio's tiny-cuda-nn encodings). Often imported in one branch of a portable
 # file instead, where they say nothing of the rest of it.
-_NVIDIA_RUNTIMES = ("tensorrt", "tensorrt_llm", "torch2trt", "transformer_engine")
+_NVIDIA_RUNTIMES = ("tensorrt", "tensorrt_llm", "torch2trt", "transformer_engine", "tinycudann")
 
 
 def imports_gpu_only_library(targets: Iterable[str]) -> bool:

@@ -437,13 +437,28 @@ def _read_harmlessly(
         overwritten.update(writes)
         counters = _integer_counters(method)
         for read, parents in reads:
-            if parents and type(parents[0]) in (cst.For, cst.CompFor) and parents[0].iter is read:  # type: ignore[attr-defined]
+            if _looped_over(read, parents):
                 iterated.add(read.attr.value)
             elif _item_read(read, parents, counters):
                 iterated.add(read.attr.value)  # `self.w[i]`: one item, as a loop over it reads
             else:
                 (harmless if _harmless_use(read, parents, functions) else harmful).add(read.attr.value)
     return frozenset(harmless - harmful), frozenset(overwritten - harmful - harmless - iterated), frozenset(iterated - harmful)
+
+
+# Builtins that iterate each of their positional arguments in turn, item by item.
+_ITEMWISE = frozenset({"zip", "enumerate", "reversed"})
+
+
+def _looped_over(read: cst.Attribute, parents: list[cst.CSTNode]) -> bool:
+    """`for f in self.w`, also through `zip(self.w, self.m)`, `enumerate(self.w)` or
+    `reversed(self.w)` (threestudio's `for freq, mask in zip(self.freq_bands, self.mask)`)."""
+    node: cst.CSTNode = read
+    while parents and type(parents[0]) is cst.Arg and parents[0].value is node and not parents[0].star and parents[0].keyword is None:  # type: ignore[attr-defined]
+        if len(parents) < 2 or type(parents[1]) is not cst.Call or dotted_name(parents[1].func) not in _ITEMWISE:  # type: ignore[attr-defined]
+            return False
+        node, parents = parents[1], parents[2:]  # `enumerate(zip(self.w, self.m))`
+    return bool(parents) and type(parents[0]) in (cst.For, cst.CompFor) and parents[0].iter is node  # type: ignore[attr-defined]
 
 
 def _integer_counters(method: cst.FunctionDef) -> frozenset[str]:

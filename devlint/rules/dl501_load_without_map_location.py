@@ -67,7 +67,8 @@ class LoadWithoutMapLocation(Rule):
     (pytest's `tmp_path`, `tempfile.TemporaryDirectory()`) are not reported:
     that file was written on the machine reading it. Nor is a cache: a load in one branch of an
     `if` whose other branch builds the same name and saves it, nor a Dataset's data (read for
-    the loader's CPU workers). A value the function only reads as data (statistics, logs, a
+    the loader's CPU workers), nor a load whose result is converted at once with `.numpy()`
+    (which works on CPU tensors only, wherever the code runs). A value the function only reads as data (statistics, logs, a
     converter's input: analysis/load_uses.py) is reported under `--strict` only. A learning-rate
     scheduler's state holds numbers only and is not reported either, nor is a torch2trt
     `TRTModule`'s (the serialized engine, which needs an NVIDIA GPU to load anyway), nor is
@@ -103,6 +104,7 @@ class LoadWithoutMapLocation(Rule):
         self._functions: list[cst.FunctionDef] = []  # the same functions' nodes
         self._fed_published: dict[tuple[int, str], bool] = {}  # (function, parameter) -> every call passes PyTorch's weights
         self._cached: set[int] = set()  # id(load) of `v = torch.load(p)` whose other branch builds and saves `v`
+        self._numpy_read: set[int] = set()  # id(call) of `call.numpy()`
         self._savers: frozenset[str] | None = None  # this file's functions that call torch.save
         # Per function, innermost last: does a name hold a temporary path (False: it shadows one)?
         self._frames: list[dict[str, bool]] = [{}]
@@ -315,6 +317,10 @@ class LoadWithoutMapLocation(Rule):
         bare = {n.value for n in descendants(path) if type(n) is cst.Name and id(n) not in owners}  # type: ignore[attr-defined]
         return any(name in self._frames[-1] for name in bare)
 
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value == "numpy" and isinstance(node.value, cst.Call):
+            self._numpy_read.add(id(node.value))  # `torch.load(f).numpy()`: only a CPU tensor has `.numpy()`
+
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value == "load_state_dict" and node.args and isinstance(node.args[0].value, cst.Call):
@@ -374,6 +380,8 @@ class LoadWithoutMapLocation(Rule):
                 continue
             if id(node) in self._cached:
                 continue  # this code's own cache, written where it is read
+            if id(node) in self._numpy_read:
+                continue  # `.numpy()` of what it loaded works for a CPU tensor only: the file holds one
             if self._loaded_into.get(id(node)) in self._schedulers:
                 continue  # a scheduler's state (numbers) or a TensorRT engine's (bytes): no tensors to restore
             if cpu_weights and restores_module_state(node, function):
