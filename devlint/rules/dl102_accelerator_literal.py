@@ -129,12 +129,19 @@ class AcceleratorLiteral(Rule):
             if self.ctx.qualify(arg) in CUDA_TENSOR_TYPES or (value is not None and value.startswith("torch.cuda.")):
                 if self.ctx.guards.guarded and not self._draws_random_indices():
                     return
-                self.report(
-                    node,
-                    "`torch.set_default_tensor_type` with a CUDA type also makes CUDA the default for samplers and "
-                    "generators (DataLoader shuffling then fails with \"Expected a 'cuda' device type for generator\"); "
-                    "create tensors with `device=` instead",
-                )
+                if self.ctx.guards.guarded:
+                    message = (
+                        "`torch.set_default_tensor_type` with a CUDA type also makes CUDA the default for samplers and "
+                        "generators (DataLoader shuffling then fails with \"Expected a 'cuda' device type for generator\"); "
+                        "create tensors with `device=` instead"
+                    )
+                else:
+                    # Where no check guards it, the call itself raises first ("type torch.cuda.HalfTensor not available").
+                    message = (
+                        "`torch.set_default_tensor_type` with a CUDA type raises on machines without CUDA (\"type ... not "
+                        "available\"); choose the type at run time, or create tensors with `device=` instead"
+                    )
+                self.report(node, message)
             return
         if qualified in CUDA_TENSOR_TYPES:
             self._flag(node.func, "(a legacy CUDA tensor type)")
