@@ -561,7 +561,9 @@ def test_a_module_whose_constructor_moves_its_state_is_not_on_the_cpu() -> None:
 def test_a_chain_of_module_moves_moves_the_module() -> None:
     # BackgroundMattingV2's export_onnx.py: `model.eval().to(precision).to(args.device)` moves
     # `model` in place (`nn.Module.to` returns the module itself, as each of its overloads is
-    # annotated); the same chain on a tensor returns a copy, which is thrown away.
+    # annotated), also when the chain ends in a dtype (LLMs-from-scratch's
+    # `model.to(device).to(torch.bfloat16)`); the same chain on a tensor returns a copy, which is
+    # thrown away.
     source = """
     import torch
     from torch import nn
@@ -579,6 +581,12 @@ def test_a_chain_of_module_moves_moves_the_module() -> None:
         src = torch.randn(2, 3)
         src.to(precision).to(device)
         return model(src)
+
+
+    def run_half(device):
+        model = nn.Linear(3, 3)
+        model.to(device).to(torch.bfloat16)
+        return model(torch.randn(2, 3, device=device, dtype=torch.bfloat16))
     """
     assert findings(source) == [("DL303", 14, 11), ("DL202", 15, 5)]
 

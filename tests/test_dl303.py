@@ -338,6 +338,28 @@ def test_writing_into_a_forward_input_annotated_as_a_plain_container_meets_no_de
     assert findings(source) == [("DL303", 20, 33), ("DL303", 26, 31)]
 
 
+def test_a_tensor_of_one_number_computed_from_constants_is_0_dim() -> None:
+    # LLMs-from-scratch's GELU (copied into 24 files): `torch.tensor(2.0 / torch.pi)` holds one
+    # number, which meets a tensor on any device; a list of such numbers is 1-D and does not.
+    source = """
+    import math
+
+    import torch
+    import torch.nn as nn
+
+
+    class GELU(nn.Module):
+        def forward(self, x):
+            return 0.5 * x * (1 + torch.tanh(torch.sqrt(torch.tensor(2.0 / torch.pi)) * (x + 0.044715 * torch.pow(x, 3))))
+
+
+    class Scale(nn.Module):
+        def forward(self, x):
+            return x * torch.tensor([2.0 / math.pi, 1.0])
+    """
+    assert findings(source) == [("DL303", 14, 20)]
+
+
 def test_the_same_factory_outside_a_module_is_dl301() -> None:
     source = """
     import torch

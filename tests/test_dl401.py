@@ -616,6 +616,21 @@ def test_an_update_or_a_dtype_conversion_is_no_rebuild_on_the_device() -> None:
     ) == [8, 9]
 
 
+def test_a_tensor_of_one_number_computed_from_constants_is_not_kept_state() -> None:
+    source = """
+    import math
+    import torch
+    import torch.nn as nn
+
+    class GELU(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c = torch.tensor(2.0 / math.pi)
+            self.v = torch.tensor([2.0 / math.pi, 1.0])
+    """
+    assert lines(source) == [10]
+
+
 def test_an_attribute_looped_over_through_zip_is_read_item_by_item() -> None:
     # threestudio's ProgressiveBandFrequency: `for freq, mask in zip(self.freq_bands, self.mask)`
     # reads 0-dim items of a 1-D table, which meet a tensor on any device; a table read whole

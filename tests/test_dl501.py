@@ -329,6 +329,34 @@ def test_a_tensorrt_engines_state_holds_no_tensors() -> None:
     assert found == [("DL501", 9, 27)]
 
 
+def test_a_fixture_that_returns_a_temporary_path_gives_tests_a_file_this_run_wrote() -> None:
+    # LLMs-from-scratch's `qwen3_weights_path` saves a model under `tmp_path_factory.mktemp(...)`
+    # and returns the path; the tests that take it load what the session wrote. A fixture that
+    # returns a path from elsewhere gives no such file.
+    found = positions(
+        """
+        import pytest
+        import torch
+
+        @pytest.fixture(scope="session")
+        def weights_path(tmp_path_factory):
+            path = tmp_path_factory.mktemp("models") / "weights.pt"
+            torch.save({"w": torch.zeros(2)}, path)
+            return path
+
+        @pytest.fixture
+        def released(request):
+            return request.config.getoption("--weights")
+
+        def test_variants(weights_path, released):
+            first = torch.load(weights_path)
+            second = torch.load(released)
+            return first, second
+        """
+    )
+    assert found == [("DL501", 16, 14)]
+
+
 def test_a_load_converted_to_numpy_at_once_holds_cpu_tensors() -> None:
     # LLaMA-Adapter's `show_point_cloud`: `torch.load(f).numpy()` works for a CPU tensor only, on
     # every machine. A load moved first stays reported.

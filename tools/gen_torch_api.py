@@ -265,6 +265,19 @@ def number_argument_methods(methods: list[str], schemas: dict[str, list[torch._C
     return found
 
 
+def number_constants() -> list[str]:
+    """Module-level numbers of torch, math and numpy (`torch.pi`, `math.e`, `numpy.inf`):
+    `torch.tensor(2.0 / torch.pi)` holds one number, a 0-dim tensor."""
+    import math
+
+    return sorted(
+        f"{module.__name__}.{name}"
+        for module in (torch, math, numpy)
+        for name in dir(module)
+        if not name.startswith("_") and type(getattr(module, name)) in (int, float)
+    )
+
+
 def cpu_only_methods(methods: list[str]) -> list[str]:
     """Tensor methods whose documentation says they work on CPU tensors only (`apply_`): a
     tensor they ran on without raising is on the CPU."""
@@ -676,6 +689,7 @@ def generate() -> str:
         **{k.replace("Tensor.", ""): v for k, v in tensor_arguments(torch.Tensor, "Tensor", schemas, method=True).items()},
     })
     names("NUMBER_ARGUMENT_METHODS", "Tensor methods whose arguments no overload types as a tensor: a tensor passed is read as a number.", number_argument_methods(methods, schemas))
+    names("NUMBER_CONSTANTS", "Module-level numbers of torch, math and numpy.", number_constants())
     names("CPU_ONLY_METHODS", "Tensor methods documented to work on CPU tensors only: a tensor they ran on is on the CPU.", cpu_only_methods(methods))
     names("DIMS_PRESERVING_METHODS", "Tensor methods whose result has the dimensions of the tensor.", dims_preserving(torch.Tensor, methods, method=True))
     names("DIMS_PRESERVING_FUNCTIONS", "torch.* functions whose result has the dimensions of their first tensor.", [f"torch.{n}" for n in dims_preserving(torch, sorted(n[6:] for n in torch_results), method=False)])

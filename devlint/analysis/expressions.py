@@ -23,6 +23,7 @@ from devlint.analysis.torchapi import (
     CUDA_TENSOR_TYPES,
     DTYPES,
     MEMORY_FORMATS,
+    NUMBER_CONSTANTS,
     PLOT_OBJECT,
     PLOT_OBJECT_ATTRIBUTES,
     TENSOR_ATTRIBUTES,
@@ -63,6 +64,8 @@ def _imported(run: Evaluation, node: cst.CSTNode, qualified: str) -> Value:
         return variable.fact.value(run.origin(node, f"set in {variable.where}"))
     if qualified in DTYPES or qualified in MEMORY_FORMATS:
         return Value(Kind.SCALAR)
+    if qualified in NUMBER_CONSTANTS:
+        return F.SCALAR  # `torch.pi`: `torch.tensor(2.0 / torch.pi)` is 0-dim (LLMs-from-scratch's GELU)
     if qualified in CUDA_TENSOR_TYPES:
         return Value(Kind.TENSOR_TYPE, Place(PlaceKind.ACCEL, "cuda"))
     if qualified in CPU_TENSOR_TYPES:

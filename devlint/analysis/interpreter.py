@@ -539,8 +539,8 @@ class FunctionRun:
             if method in ("to", "cuda", "cpu"):
                 receiver = self.eval(receiver_expr)
                 moved = self.eval(expr)
-                if method == "to" and converts_dtype_only(self, expr):
-                    return  # a dtype conversion left unused: no device involved
+                if method == "to" and converts_dtype_only(self, expr) and receiver.kind is not Kind.MODULE:
+                    return  # a tensor's dtype conversion left unused: no device involved (a module's moves in place)
                 if receiver.kind is Kind.TENSOR and receiver.place.kind is not PlaceKind.UNKNOWN and moved.place == receiver.place:
                     # Already there (`v = torch.tensor(..., device=d)`, then `v.to(d)`): the copy is
                     # `v` itself, and nothing was left behind (pytorch_GAN_zoo, style-based-gan-pytorch).

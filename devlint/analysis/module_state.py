@@ -13,7 +13,7 @@ else is unknown, and unknown is never a finding.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -276,7 +276,7 @@ class Scope:
         parts = qualified.split(".")
         if parts[0] != "torch":
             return None
-        if qualified in ("torch.tensor", "torch.as_tensor", "torch.scalar_tensor") and _holds_one_number(call, self.func) or full_reduction(call):
+        if qualified in ("torch.tensor", "torch.as_tensor", "torch.scalar_tensor") and _holds_one_number(call, self.func, self.qualify) or full_reduction(call):
             return None  # 0-dim: PyTorch lets it meet tensors on any device, wherever it stays
         if factory_placement(qualified) is not None or function_results(qualified) == {ONE_TENSOR}:
             return TENSOR
@@ -291,9 +291,9 @@ class Scope:
         return None
 
 
-def _holds_one_number(call: cst.Call, func: cst.FunctionDef) -> bool:
+def _holds_one_number(call: cst.Call, func: cst.FunctionDef, qualify: Callable[[cst.BaseExpression], str | None]) -> bool:
     first = call.args[0] if call.args else None
-    return first is not None and first.keyword is None and not first.star and python_number(first.value, func)
+    return first is not None and first.keyword is None and not first.star and python_number(first.value, func, qualify)
 
 
 _FLOAT32 = frozenset({"torch.float32", "torch.float"})

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import libcst as cst
 
+from devlint.analysis.torchapi import NUMBER_CONSTANTS
 from devlint.names import dotted_name
 from devlint.tree import descendants
+
+Qualify = Callable[[cst.BaseExpression], "str | None"]
 
 
 def size_sources(factory: cst.CSTNode, lengths: bool = True) -> list[str]:
@@ -42,8 +47,9 @@ def number_parameter(param: cst.Param) -> bool:
     return isinstance(default, _NUMBER_LITERALS) or isinstance(default, cst.Name) and default.value in ("True", "False")
 
 
-def python_number(expr: cst.BaseExpression, func: cst.FunctionDef | None) -> bool:
-    """A number literal, or arithmetic on numbers and on `func`'s number parameters.
+def python_number(expr: cst.BaseExpression, func: cst.FunctionDef | None, qualify: Qualify | None = None) -> bool:
+    """A number literal, a number constant of torch, math or numpy (`torch.pi`), or arithmetic
+    on numbers and on `func`'s number parameters.
 
     `torch.tensor(1 - drop_prob)` holds one such number: a 0-dim tensor, which
     PyTorch lets meet tensors on any device.
@@ -51,9 +57,11 @@ def python_number(expr: cst.BaseExpression, func: cst.FunctionDef | None) -> boo
     if isinstance(expr, _NUMBER_LITERALS):
         return True
     if isinstance(expr, cst.UnaryOperation):
-        return python_number(expr.expression, func)
+        return python_number(expr.expression, func, qualify)
     if isinstance(expr, cst.BinaryOperation):
-        return python_number(expr.left, func) and python_number(expr.right, func)
+        return python_number(expr.left, func, qualify) and python_number(expr.right, func, qualify)
+    if isinstance(expr, cst.Attribute) and qualify is not None:
+        return qualify(expr) in NUMBER_CONSTANTS
     if isinstance(expr, cst.Name) and func is not None:
         params = func.params
         return any(p.name.value == expr.value and number_parameter(p) for p in (*params.posonly_params, *params.params, *params.kwonly_params))

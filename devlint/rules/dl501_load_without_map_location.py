@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import libcst as cst
 
 from devlint.analysis.checkpoints import read_as_cpu_format, restores_module_state, writes_cpu_state
@@ -105,6 +107,7 @@ class LoadWithoutMapLocation(Rule):
         self._fed_published: dict[tuple[int, str], bool] = {}  # (function, parameter) -> every call passes PyTorch's weights
         self._cached: set[int] = set()  # id(load) of `v = torch.load(p)` whose other branch builds and saves `v`
         self._numpy_read: set[int] = set()  # id(call) of `call.numpy()`
+        self._fixtures: frozenset[str] | None = None  # pytest fixtures of the file returning temporary paths
         self._savers: frozenset[str] | None = None  # this file's functions that call torch.save
         # Per function, innermost last: does a name hold a temporary path (False: it shadows one)?
         self._frames: list[dict[str, bool]] = [{}]
@@ -153,10 +156,38 @@ class LoadWithoutMapLocation(Rule):
         return any(name in DATASET_BASES or self.ctx.imported.is_dataset(name) for name in qualified)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._frames.append(_parameter_frame(node.params))
+        frame = _parameter_frame(node.params)
+        for name in frame.keys() & self._temporary_fixtures():
+            frame[name] = True  # a test given the file's fixture that returns a temporary path
+        self._frames.append(frame)
         self._scopes.append(id(node))
         self._functions.append(node)
         self._units.append(node.name.value)
+
+    def _temporary_fixtures(self) -> frozenset[str]:
+        """The file's pytest fixtures whose every `return` gives a path under a temporary
+        directory (LLMs-from-scratch's `qwen3_weights_path`, which saves a model under
+        `tmp_path_factory.mktemp("models")`): a test taking one by name reads what this run wrote."""
+        if self._fixtures is None:
+            found = set()
+            for statement in self.ctx.module.body:
+                if isinstance(statement, cst.FunctionDef) and any(self._is_fixture(d.decorator) for d in statement.decorators):
+                    self._frames.append(_parameter_frame(statement.params))
+                    returns = []
+                    for node in _in_source_order(statement.body):
+                        if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+                            self._frames[-1][node.targets[0].target.value] = self._temporary_path(node.value)
+                        elif isinstance(node, cst.Return) and node.value is not None:
+                            returns.append(node.value)
+                    if returns and all(self._temporary_path(value) for value in returns):
+                        found.add(statement.name.value)
+                    self._frames.pop()
+            self._fixtures = frozenset(found)
+        return self._fixtures
+
+    def _is_fixture(self, decorator: cst.BaseExpression) -> bool:
+        target = decorator.func if isinstance(decorator, cst.Call) else decorator
+        return self.ctx.qualify(target) in ("pytest.fixture", "_pytest.fixtures.fixture")
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._frames.pop()
@@ -266,7 +297,7 @@ class LoadWithoutMapLocation(Rule):
                 return True
             if qualified in _PATH_BUILDERS:
                 return any(arg.keyword is None and not arg.star and self._temporary_path(arg.value) for arg in expr.args)
-            if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("joinpath", "with_suffix", "with_name", "format"):
+            if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("joinpath", "with_suffix", "with_name", "format", "mktemp", "getbasetemp"):
                 return self._temporary_path(expr.func.value)
         return False
 
@@ -402,6 +433,13 @@ class LoadWithoutMapLocation(Rule):
                 add_map_location(self.ctx, node),
                 within=within,
             )
+
+
+def _in_source_order(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The nodes below `node` as the source has them (a later binding of a name wins)."""
+    yield node
+    for child in node.children:
+        yield from _in_source_order(child)
 
 
 def _literal_path(load: cst.Call) -> str | None:

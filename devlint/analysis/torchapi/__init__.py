@@ -104,6 +104,7 @@ SHAPE_ONLY_METHODS = frozenset({"size", "dim", "numel", "nelement", "ndimension"
 # `topk`'s k): a tensor passed there is read as a number, so it meets no device.
 NUMBER_ARGUMENT_METHODS = _data.NUMBER_ARGUMENT_METHODS
 CPU_ONLY_METHODS = _data.CPU_ONLY_METHODS
+NUMBER_CONSTANTS = _data.NUMBER_CONSTANTS
 
 # Tensor methods that legitimately take an argument on another device: copies between
 # devices (`copy_`, `set_`), 0-dim fill values (`fill_`), shape-only templates

@@ -3686,6 +3686,24 @@ NUMBER_ARGUMENT_METHODS = frozenset({
     'vsplit',
 })
 
+# Module-level numbers of torch, math and numpy.
+NUMBER_CONSTANTS = frozenset({
+    'math.e',
+    'math.inf',
+    'math.nan',
+    'math.pi',
+    'math.tau',
+    'numpy.e',
+    'numpy.euler_gamma',
+    'numpy.inf',
+    'numpy.nan',
+    'numpy.pi',
+    'torch.e',
+    'torch.inf',
+    'torch.nan',
+    'torch.pi',
+})
+
 # Tensor methods documented to work on CPU tensors only: a tensor they ran on is on the CPU.
 CPU_ONLY_METHODS = frozenset({
     'apply_',
