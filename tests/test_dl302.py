@@ -997,3 +997,26 @@ def test_the_advice_parenthesises_an_expression_as_the_fix_does() -> None:
         "accelerator memory; convert with `(scores > 0.1).cpu()` first (or `.item()` for a number)"
     ]
 
+
+
+def test_a_stateless_module_of_the_file_computes_where_its_inputs_are() -> None:
+    # LLMs-from-scratch's chapter 4 plots `GELU()(torch.linspace(-3, 3, 100))` on the CPU; the
+    # same module given a CUDA tensor returns one, which numpy cannot read.
+    source = """
+    import matplotlib.pyplot as plt
+    import torch
+    import torch.nn as nn
+
+
+    class GELU(nn.Module):
+        def forward(self, x):
+            return 0.5 * x * (1 + torch.tanh(torch.sqrt(torch.tensor(2.0 / torch.pi)) * x))
+
+
+    gelu = GELU()
+    x = torch.linspace(-3, 3, 100)
+    plt.plot(x, gelu(x))
+    z = torch.linspace(-3, 3, 100, device="cuda")
+    plt.plot(z.cpu(), gelu(z))
+    """
+    assert findings(source) == [("DL302", 15, 1)]

@@ -14,7 +14,7 @@ from devlint.analysis.call_arguments import arguments, flat, maybe_moved_module,
 from devlint.analysis.evaluation import Arguments, Evaluation
 from devlint.analysis.events import Operand
 from devlint.analysis.expressions import batch_value, iterate
-from devlint.analysis.facts import CPU, MODULE_DEVICE, Kind, PlaceKind, Value
+from devlint.analysis.facts import CPU, INPUT_DEVICE, MODULE_DEVICE, Kind, PlaceKind, Value
 from devlint.analysis.opaque import escape
 from devlint.analysis.placement import combine
 from devlint.analysis.program import ClassInfo, FunctionInfo
@@ -327,7 +327,15 @@ def call_value(run: Evaluation, node: cst.Call, callee: Value, func: cst.BaseExp
     if forward is not None and not callee.place.known:
         # `self(x)` inside a module, or a module of this file whose placement is unknown.
         own_self = dotted_name(func) == (run.func.self_param if run.func else None)
-        return call_local(run, node, forward, arguments(run, node), skip_self=True, receiver=None if own_self else callee)
+        given = arguments(run, node)
+        result = call_local(run, node, forward, given, skip_self=True, receiver=None if own_self else callee)
+        if not own_self and callee.stateless and result.place == INPUT_DEVICE:
+            # A module holding no state computes where its inputs are: "the device of the
+            # module's inputs" is, at this call, the device of these inputs (LLMs-from-scratch's
+            # `GELU()(torch.linspace(...))` is on the CPU).
+            places = {value.place for _, value in flat(given) if value.kind is Kind.TENSOR}
+            return replace(result, place=places.pop() if len(places) == 1 else F.UNKNOWN_PLACE, in_module="")
+        return result
     args = arguments(run, node)
     if callee.kind is Kind.TENSOR_TYPE:
         return torch_calls.typed_tensor(run, node, callee.place)
