@@ -376,8 +376,8 @@ def test_a_load_converted_to_numpy_at_once_holds_cpu_tensors() -> None:
 
 def test_a_file_that_starts_nccl_in_one_branch_may_load_on_the_cpu_in_another() -> None:
     # simpletransformers' LanguageModelingModel starts NCCL only for `local_rank != -1`, and a
-    # real fix added `map_location` to its load; a file importing Triton at its top level runs
-    # nowhere without CUDA.
+    # real fix added `map_location` to its load; a file importing Triton or TensorRT at its top
+    # level runs nowhere without CUDA, one importing Triton under `try:` may.
     branch = """
     import torch
 
@@ -395,6 +395,8 @@ def test_a_file_that_starts_nccl_in_one_branch_may_load_on_the_cpu_in_another() 
     """
     assert positions(branch) == [("DL501", 6, 27)]
     assert positions(kernels) == []
+    assert positions(kernels.replace("import triton", "import tensorrt as trt")) == []
+    assert positions(kernels.replace("import triton", "try:\n        import triton\n    except ImportError:\n        triton = None")) == [("DL501", 8, 27)]
 
 
 def test_a_url_parameter_fed_only_pytorch_published_weights() -> None:

@@ -60,7 +60,7 @@ def _off(value: cst.BaseExpression) -> bool:
     return is_none(value) or isinstance(value, cst.Name) and value.value == "False"
 
 
-_PLACING_MOVES = frozenset({"cuda", "to", "xpu", "mps"})
+_PLACING_MOVES = frozenset({"cuda", "to", "xpu"})
 
 
 def places_itself(cls: ClassInfo) -> bool:

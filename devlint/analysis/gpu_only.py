@@ -16,21 +16,21 @@ from __future__ import annotations
 
 import libcst as cst
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Iterator
 
 from devlint.analysis.guards import string_value
 from devlint.analysis.imported import NO_FACTS, ImportedFacts
 from devlint.analysis.only_string import OnlyString
 from devlint.analysis.torchapi.frameworks import LIGHTNING_RUNNERS
-from devlint.names import ImportTable, dotted_name, imports_any
+from devlint.names import ImportTable, imports_any
 from devlint.tree import descendants
 
 _PROCESS_GROUP = frozenset({"torch.distributed.init_process_group"})
 _GPU_ONLY_LIBRARIES = ("triton",)  # compiles kernels for GPUs only
 # NVIDIA's runtimes, which need an NVIDIA GPU to import or to run: a file that imports one at its
 # top level, outside `try:` and `if`, runs only where CUDA is (ChatTTS's Transformer Engine
-# model, F5-TTS's and ByteTrack's TensorRT runners, threestudio's tiny-cuda-nn encodings). Often imported in one branch of a portable
-# file instead, where they say nothing of the rest of it.
+# model, F5-TTS's and ByteTrack's TensorRT runners, threestudio's tiny-cuda-nn encodings).
+# Often imported in one branch of a portable file instead, where they say nothing of the rest.
 _NVIDIA_RUNTIMES = ("tensorrt", "tensorrt_llm", "torch2trt", "transformer_engine", "tinycudann")
 
 
@@ -42,7 +42,7 @@ def gpu_only_by_construction(module: cst.Module, text: str, names: ImportTable, 
     """Also GPU-only: a file that imports, unconditionally, from a project file that is (the
     tests and benchmarks of a Triton kernel library), and one that calls a project function
     that starts NCCL on every run (analysis/nccl_start.py)."""
-    if imports_gpu_only_library(names.bindings.values()) or _imports_library_unconditionally(module, _NVIDIA_RUNTIMES):
+    if imports_gpu_only_library(names.bindings.values()) or imports_any(_top_level_imports(module, names), _NVIDIA_RUNTIMES):
         return True
     if imported.gpu_only and _imports_unconditionally(module, names, imported.gpu_only.keys()):
         return True
@@ -75,26 +75,34 @@ def requires_cuda(module: cst.Module, text: str, names: ImportTable) -> bool:
     all for CUDA. A file that starts NCCL somewhere may take a CPU path elsewhere
     (simpletransformers' models start it only for `local_rank != -1`), and a project file
     that imports Triton may do so under `try:` (lit-llama's quantization kernels)."""
-    if _imports_library_unconditionally(module, _GPU_ONLY_LIBRARIES + _NVIDIA_RUNTIMES):
+    if imports_any(_top_level_imports(module, names), _GPU_ONLY_LIBRARIES + _NVIDIA_RUNTIMES):
         return True
     return "accelerator" in text and _lightning_on_cuda_only(module, names)
 
 
-def _imports_library_unconditionally(module: cst.Module, libraries: tuple[str, ...]) -> bool:
-    """A top-level `import triton...` or `from triton... import ...` (not under `try:` or `if`)."""
+def _top_level_imports(module: cst.Module, names: ImportTable) -> Iterator[str]:
+    """What each import statement at the file's top level (not under `try:` or `if`) binds,
+    qualified: `import pkg.kernels` gives `pkg.kernels`, `from triton import language as tl`
+    gives `triton.language`."""
     for stmt in module.body:
         if not isinstance(stmt, cst.SimpleStatementLine):
             continue
         for small in stmt.body:
-            if isinstance(small, cst.Import):
-                modules = [dotted_name(alias.name) or "" for alias in small.names]
-            elif isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
-                modules = [dotted_name(small.module) or ""]
-            else:
+            if not isinstance(small, (cst.Import, cst.ImportFrom)) or isinstance(small.names, cst.ImportStar):
                 continue
-            if any(m.split(".", 1)[0] in libraries for m in modules):
-                return True
-    return False
+            for alias in small.names:
+                if isinstance(small, cst.Import) and alias.asname is None:
+                    dotted = names.qualify(alias.name)  # `import pkg.kernels` binds `pkg`; the module is its own target
+                else:
+                    local = alias.asname.name if alias.asname is not None else alias.name
+                    dotted = names.bindings.get(local.value) if isinstance(local, cst.Name) else None
+                if dotted is not None:
+                    yield dotted
+
+
+def _imports_unconditionally(module: cst.Module, names: ImportTable, targets: Collection[str]) -> bool:
+    """A top-level import statement (not under `try:` or `if`) binds one of `targets`."""
+    return any(bound in targets for bound in _top_level_imports(module, names))
 
 
 def _lightning_on_cuda_only(module: cst.Module, names: ImportTable) -> bool:
@@ -136,22 +144,3 @@ def _backend(call: cst.Call) -> cst.BaseExpression | None:
             return arg.value
     first = call.args[0] if call.args else None
     return first.value if first is not None and first.keyword is None and not first.star else None
-
-
-def _imports_unconditionally(module: cst.Module, names: ImportTable, targets: Collection[str]) -> bool:
-    """A top-level import statement (not under `try:` or `if`) binds one of `targets`."""
-    for stmt in module.body:
-        if not isinstance(stmt, cst.SimpleStatementLine):
-            continue
-        for small in stmt.body:
-            if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
-                for alias in small.names:
-                    local = alias.asname.name if alias.asname is not None else alias.name
-                    bound = local.value if isinstance(local, cst.Name) else None
-                    if isinstance(small, cst.Import) and alias.asname is None:
-                        bound = None  # `import pkg.kernels`: binds `pkg`; the module is its own target
-                        if (dotted := names.qualify(alias.name)) is not None and dotted in targets:
-                            return True
-                    if bound is not None and names.bindings.get(bound) in targets:
-                        return True
-    return False

@@ -98,7 +98,7 @@ class LoadWithoutMapLocation(Rule):
         # walk has seen them all (a script often loads before the function that saves).
         self._saved: set[tuple[int | None, str]] = set()
         self._pending: list[tuple[cst.Call, int | None, str | None, bool, cst.CSTNode, str | None, str | None]] = []
-        self._schedulers: set[str] = set()  # names bound to a scheduler, a gradient scaler or a TensorRT engine
+        self._stateless_receivers: set[str] = set()  # names bound to a scheduler, a gradient scaler or a TensorRT engine: no tensors in their state
         self._loaded_into: dict[int, str] = {}  # id(load) -> `sched` for `sched.load_state_dict(torch.load(...))`
         self._scopes: list[int] = []  # the functions the walk is in, innermost last
         self._in_dataset: list[bool] = []  # per class the walk is in: does it derive from a Dataset?
@@ -272,7 +272,7 @@ class LoadWithoutMapLocation(Rule):
         if isinstance(node.value, cst.Call):
             built = self.ctx.qualify(node.value.func) or ""
             if built.startswith(LR_SCHEDULER_MODULE) or built in LR_SCHEDULER_FACTORIES or built in GRAD_SCALERS or built in TENSORRT_MODULES:
-                self._schedulers.update(name for t in node.targets if (name := dotted_name(t.target)) is not None)
+                self._stateless_receivers.update(name for t in node.targets if (name := dotted_name(t.target)) is not None)
         temporary = self._temporary_path(node.value)
         for target in node.targets:
             if isinstance(target.target, cst.Name):
@@ -413,7 +413,7 @@ class LoadWithoutMapLocation(Rule):
                 continue  # this code's own cache, written where it is read
             if id(node) in self._numpy_read:
                 continue  # `.numpy()` of what it loaded works for a CPU tensor only: the file holds one
-            if self._loaded_into.get(id(node)) in self._schedulers:
+            if self._loaded_into.get(id(node)) in self._stateless_receivers:
                 continue  # a scheduler's state (numbers) or a TensorRT engine's (bytes): no tensors to restore
             if cpu_weights and restores_module_state(node, function):
                 continue
